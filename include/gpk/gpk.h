@@ -1,0 +1,284 @@
+/*
+ * libgpk: a GPU performance kit.
+ *
+ * Four primitives -- matrix multiply, reduction, transpose and Monte Carlo pi --
+ * each backed by a ladder of CUDA kernels (the fastest one is the default) and
+ * by a plain C++ host backend that doubles as the reference implementation.
+ *
+ * This header is the whole public API. It is C99, uses no CUDA types, and its
+ * names, argument orders and enum values are part of the ABI.
+ */
+#ifndef GPK_GPK_H
+#define GPK_GPK_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*======   Visibility   ======*/
+#ifndef GPK_API
+#  if defined(_WIN32)
+#    define GPK_API
+#  elif defined(__GNUC__) && (__GNUC__ >= 4)
+#    define GPK_API __attribute__((visibility("default")))
+#  else
+#    define GPK_API
+#  endif
+#endif
+
+/*======   Version   ======*/
+#define GPK_VERSION_MAJOR 0
+#define GPK_VERSION_MINOR 1
+#define GPK_VERSION_PATCH 0
+#define GPK_VERSION_NUMBER \
+    (GPK_VERSION_MAJOR * 10000 + GPK_VERSION_MINOR * 100 + GPK_VERSION_PATCH)
+
+/*======   Types and constants   ======*/
+
+/*! gpk_context : an opaque handle holding the backend, the device, the CUDA
+ *  stream, a reusable device workspace, vendor library handles (created on
+ *  first use), the chosen variant of each op and the last error message.
+ *  Contexts are independent; one context must be used by one thread at a time. */
+typedef struct gpk_context gpk_context;
+
+/*! gpk_status : every function that can fail returns one of these. */
+typedef enum gpk_status {
+    GPK_SUCCESS = 0,
+    GPK_ERROR_INVALID_ARGUMENT = 1, /* a parameter broke a rule; see gpk_last_error() */
+    GPK_ERROR_INVALID_HANDLE = 2,   /* NULL or destroyed context */
+    GPK_ERROR_NO_DEVICE = 3,        /* no usable GPU for the requested backend/device */
+    GPK_ERROR_OUT_OF_MEMORY = 4,    /* a host or device allocation failed */
+    GPK_ERROR_NOT_SUPPORTED = 5,    /* valid request the op/variant/backend cannot do */
+    GPK_ERROR_CUDA = 6,             /* the CUDA runtime reported an error */
+    GPK_ERROR_CUBLAS = 7,           /* cuBLAS reported an error */
+    GPK_ERROR_CURAND = 8,           /* cuRAND reported an error */
+    GPK_ERROR_VALIDATION = 9,       /* validation mode: result differs from the vendor's */
+    GPK_ERROR_INTERNAL = 99         /* a bug in libgpk */
+} gpk_status;
+
+/* Backends (gpk_create). */
+enum { GPK_BACKEND_AUTO = 0, GPK_BACKEND_CUDA = 1, GPK_BACKEND_HOST = 2 };
+/* Element types. */
+enum { GPK_F32 = 0, GPK_F64 = 1, GPK_I32 = 2, GPK_I64 = 3 };
+/* Matrix layouts (CBLAS values). */
+enum { GPK_ROW_MAJOR = 101, GPK_COL_MAJOR = 102 };
+/* Transposition (CBLAS values). */
+enum { GPK_NO_TRANS = 111, GPK_TRANS = 112 };
+/* Reduction operators. */
+enum { GPK_SUM = 0, GPK_MIN = 1, GPK_MAX = 2 };
+/* Operations, for the variant functions. */
+enum { GPK_OP_GEMM = 0, GPK_OP_REDUCE = 1, GPK_OP_TRANSPOSE = 2, GPK_OP_PI = 3 };
+
+/*! gpk_pi_result : what gpk_pi() reports.
+ *  estimate  = 4 * hits / samples
+ *  std_error = 4 * sqrt(p * (1 - p) / samples), p = hits / samples
+ *  samples   = the number of points actually drawn
+ *  hits      = how many of them fell inside the quarter circle */
+typedef struct gpk_pi_result {
+    double estimate;
+    double std_error;
+    uint64_t samples;
+    uint64_t hits;
+} gpk_pi_result;
+
+/*======   Library information and errors   ======*/
+
+/*! gpk_version() :
+ *  Writes the runtime library version; any pointer may be NULL. Never fails. */
+GPK_API void gpk_version(int *major, int *minor, int *patch);
+
+/*! gpk_status_string() :
+ *  @return : a static, human-readable name for `status`
+ *            ("unknown status" for values outside gpk_status). Never NULL. */
+GPK_API const char *gpk_status_string(gpk_status status);
+
+/*! gpk_last_error() :
+ *  @return : the message of the most recent failed call on `ctx` -- which names
+ *            the parameter, its value and the rule it broke, or carries the
+ *            CUDA/cuBLAS/cuRAND error text. With ctx == NULL: the message of the
+ *            calling thread's most recent failed call, whatever its context
+ *            (this is how to read why gpk_create() failed).
+ *            "" when there has been no failure. Successful calls do not clear it.
+ *            Never NULL; valid until the next libgpk call on the same context
+ *            (or, for NULL, on the same thread). */
+GPK_API const char *gpk_last_error(const gpk_context *ctx);
+
+/*======   Context   ======*/
+
+/*! gpk_create() :
+ *  Creates a context on `backend` (GPK_BACKEND_AUTO, _CUDA or _HOST) and writes
+ *  it to *ctx. `device` is the CUDA device index (ignored by the host backend,
+ *  but must be >= 0). AUTO takes the GPU when one is usable and the host
+ *  backend otherwise; gpk_get_backend() tells which it took.
+ *  The context starts on the default stream, with the "auto" variant of every
+ *  op and validation off. Synchronous.
+ *  @return : GPK_SUCCESS;
+ *            GPK_ERROR_INVALID_ARGUMENT if ctx is NULL, backend is unknown or
+ *            device < 0;
+ *            GPK_ERROR_NO_DEVICE if backend is CUDA and no usable GPU exists, or
+ *            `device` names a GPU that does not exist;
+ *            GPK_ERROR_OUT_OF_MEMORY, GPK_ERROR_CUDA.
+ *  On failure *ctx is set to NULL (when ctx is not NULL). */
+GPK_API gpk_status gpk_create(gpk_context **ctx, int backend, int device);
+
+/*! gpk_destroy() :
+ *  Waits for the context's pending work, then frees it and everything it owns
+ *  (workspace, staging buffers, vendor handles). The user's stream is not
+ *  destroyed. ctx == NULL is a no-op that succeeds. */
+GPK_API gpk_status gpk_destroy(gpk_context *ctx);
+
+/*! gpk_get_backend() :
+ *  Writes the context's resolved backend (GPK_BACKEND_CUDA or _HOST, never AUTO).
+ *  @return : GPK_SUCCESS, GPK_ERROR_INVALID_HANDLE, GPK_ERROR_INVALID_ARGUMENT
+ *            (backend NULL). */
+GPK_API gpk_status gpk_get_backend(const gpk_context *ctx, int *backend);
+
+/*! gpk_set_stream() :
+ *  Makes the context issue its work on `cuda_stream` (a cudaStream_t; NULL is
+ *  the default stream). Sticky. The stream stays owned by the caller and must
+ *  outlive its use by the context.
+ *  @return : GPK_SUCCESS, GPK_ERROR_INVALID_HANDLE;
+ *            GPK_ERROR_NOT_SUPPORTED for a non-NULL stream on the host backend. */
+GPK_API gpk_status gpk_set_stream(gpk_context *ctx, void *cuda_stream);
+
+/*! gpk_synchronize() :
+ *  Blocks until all work issued by the context has finished, and reports an
+ *  asynchronous failure of that work, if any. Immediate on the host backend.
+ *  @return : GPK_SUCCESS, GPK_ERROR_INVALID_HANDLE, GPK_ERROR_CUDA. */
+GPK_API gpk_status gpk_synchronize(gpk_context *ctx);
+
+/*======   Variants   ======*/
+
+/*! gpk_variant_count() :
+ *  Writes how many variants of `op` (GPK_OP_*) the context's backend offers.
+ *  Variants are listed in ladder order: index 0 is the vendor library on the
+ *  CUDA backend and the reference on the host backend, then the rungs from the
+ *  simplest kernel up.
+ *  @return : GPK_SUCCESS, GPK_ERROR_INVALID_HANDLE, GPK_ERROR_INVALID_ARGUMENT
+ *            (unknown op, count NULL). */
+GPK_API gpk_status gpk_variant_count(const gpk_context *ctx, int op, int *count);
+
+/*! gpk_variant_name() :
+ *  @return : the name of variant `index` of `op` on the context's backend, a
+ *            static string; NULL if ctx is NULL, op is unknown or index is out
+ *            of range. */
+GPK_API const char *gpk_variant_name(const gpk_context *ctx, int op, int index);
+
+/*! gpk_set_variant() :
+ *  Chooses the variant of `op` used by later calls on this context. Sticky.
+ *  NULL or "auto" restores the default: the best variant for each call's
+ *  shape, dtype and GPU. A chosen variant that does not support a call's dtype
+ *  makes that call return GPK_ERROR_NOT_SUPPORTED.
+ *  @return : GPK_SUCCESS, GPK_ERROR_INVALID_HANDLE;
+ *            GPK_ERROR_INVALID_ARGUMENT (unknown op, or no variant of that name
+ *            on the context's backend). */
+GPK_API gpk_status gpk_set_variant(gpk_context *ctx, int op, const char *name);
+
+/*! gpk_set_validation() :
+ *  enabled != 0: every later call on the CUDA backend is recomputed with the
+ *  vendor library (cuBLAS, CUB, cuRAND) and, if the two results differ beyond
+ *  the tolerance of the dtype and size, returns GPK_ERROR_VALIDATION with the
+ *  largest difference found in gpk_last_error(). The output keeps the
+ *  variant's result. Validation makes every call synchronous. Sticky.
+ *  For gpk_pi the check is statistical: the two estimates must agree within
+ *  6 combined standard errors.
+ *  @return : GPK_SUCCESS, GPK_ERROR_INVALID_HANDLE;
+ *            GPK_ERROR_NOT_SUPPORTED when enabling it on the host backend
+ *            (there is no vendor library to compare with). */
+GPK_API gpk_status gpk_set_validation(gpk_context *ctx, int enabled);
+
+/*======   Operations   ======*/
+/*
+ * Pointers: every array may be host memory or memory of the context's GPU;
+ * the library finds out which.
+ *  - CUDA backend, all arrays (and the result) in device memory: the call is
+ *    asynchronous on the context's stream. Argument errors are still reported
+ *    at once; errors of the work itself may surface at gpk_synchronize().
+ *  - CUDA backend, any array or the result in host memory: host arrays are
+ *    staged through the device and the call returns once every result is in
+ *    its final place (synchronous).
+ *  - Host backend: arrays must be host-accessible (host or managed memory);
+ *    device memory is GPK_ERROR_INVALID_ARGUMENT. Synchronous.
+ * On any error nothing is written to the outputs.
+ */
+
+/*! gpk_gemm() :
+ *  CBLAS ?gemm:  C = alpha * op(A) * op(B) + beta * C,
+ *  op(A) is m x k, op(B) is k x n, C is m x n, all in `layout`
+ *  (GPK_ROW_MAJOR or GPK_COL_MAJOR); op(X) = X or X^T per transa/transb
+ *  (GPK_NO_TRANS / GPK_TRANS). dtype is GPK_F32 (float arrays) or GPK_F64
+ *  (double arrays); alpha and beta are converted to the dtype.
+ *  Leading dimensions follow CBLAS: with column-major, lda >= max(1, transa ?
+ *  k : m), ldb >= max(1, transb ? n : k), ldc >= max(1, m); with row-major,
+ *  lda >= max(1, transa ? m : k), ldb >= max(1, transb ? k : n),
+ *  ldc >= max(1, n).
+ *  beta == 0: C is only written, never read (NaN or Inf in C does not leak).
+ *  m == 0 or n == 0: quick return. k == 0 (or alpha == 0): C = beta * C.
+ *  A and B may be NULL only when they are not read (m, n or k is 0); C may be
+ *  NULL only when m or n is 0. C must not overlap A or B.
+ *  @return : GPK_SUCCESS; GPK_ERROR_INVALID_HANDLE; GPK_ERROR_INVALID_ARGUMENT
+ *            (unknown dtype/layout/trans, negative size, leading dimension too
+ *            small, NULL array that is read or written, size overflowing
+ *            int64 bytes, device memory on the host backend);
+ *            GPK_ERROR_NOT_SUPPORTED (integer dtype, or a chosen variant
+ *            without this dtype); GPK_ERROR_OUT_OF_MEMORY; GPK_ERROR_CUDA;
+ *            GPK_ERROR_CUBLAS; GPK_ERROR_VALIDATION. */
+GPK_API gpk_status gpk_gemm(gpk_context *ctx, int dtype, int layout, int transa, int transb,
+                            int64_t m, int64_t n, int64_t k, double alpha,
+                            const void *A, int64_t lda, const void *B, int64_t ldb,
+                            double beta, void *C, int64_t ldc);
+
+/*! gpk_reduce() :
+ *  Reduces the n elements of x with `op` (GPK_SUM, GPK_MIN, GPK_MAX) and writes
+ *  one value to *result: a float for GPK_F32, a double for GPK_F64, an int64_t
+ *  for GPK_I32 and GPK_I64 (integers accumulate in 64 bits; sums wrap modulo
+ *  2^64). Floating-point results are deterministic from run to run (a fixed
+ *  reduction tree, no floating-point atomics). MIN and MAX propagate NaN.
+ *  SUM of n == 0 is 0; MIN or MAX of n == 0 is an invalid argument.
+ *  `result` may be host or device memory; a host result makes the call wait.
+ *  @return : GPK_SUCCESS; GPK_ERROR_INVALID_HANDLE; GPK_ERROR_INVALID_ARGUMENT
+ *            (unknown dtype/op, n < 0, MIN/MAX with n == 0, x NULL with n > 0,
+ *            result NULL); GPK_ERROR_NOT_SUPPORTED; GPK_ERROR_OUT_OF_MEMORY;
+ *            GPK_ERROR_CUDA; GPK_ERROR_VALIDATION. */
+GPK_API gpk_status gpk_reduce(gpk_context *ctx, int dtype, int op, const void *x, int64_t n,
+                              void *result);
+
+/*! gpk_transpose() :
+ *  Out-of-place transpose: A is rows x cols in `layout` with leading dimension
+ *  lda; B receives its cols x rows transpose, in the same layout, with leading
+ *  dimension ldb. Any dtype (4- and 8-byte elements are moved bit for bit).
+ *  Column-major: lda >= max(1, rows), ldb >= max(1, cols);
+ *  row-major:    lda >= max(1, cols), ldb >= max(1, rows).
+ *  Elements of B between rows (the ldb padding) are not written.
+ *  @return : GPK_SUCCESS; GPK_ERROR_INVALID_HANDLE; GPK_ERROR_INVALID_ARGUMENT
+ *            (unknown dtype/layout, negative size, leading dimension too small,
+ *            NULL array with rows * cols > 0, A and B overlapping, size
+ *            overflowing int64 bytes); GPK_ERROR_NOT_SUPPORTED;
+ *            GPK_ERROR_OUT_OF_MEMORY; GPK_ERROR_CUDA; GPK_ERROR_CUBLAS;
+ *            GPK_ERROR_VALIDATION. */
+GPK_API gpk_status gpk_transpose(gpk_context *ctx, int dtype, int layout, int64_t rows,
+                                 int64_t cols, const void *A, int64_t lda, void *B,
+                                 int64_t ldb);
+
+/*! gpk_pi() :
+ *  Estimates pi by drawing `samples` points uniformly in the unit square and
+ *  counting those inside the quarter circle. Points come from a counter-based
+ *  Philox4x32-10 generator keyed by `seed`, sample i from a fixed counter, so
+ *  `hits` depends only on (samples, seed) and the variant family -- not on the
+ *  GPU, the launch configuration or the backend. (The vendor variant, cuRAND's
+ *  host API, is a family of its own.) 1 <= samples <= 2^63.
+ *  Writes the estimate, its standard error, the samples drawn and the hits to
+ *  *result (host or device memory). Synchronous.
+ *  @return : GPK_SUCCESS; GPK_ERROR_INVALID_HANDLE; GPK_ERROR_INVALID_ARGUMENT
+ *            (samples == 0 or > 2^63, result NULL); GPK_ERROR_OUT_OF_MEMORY;
+ *            GPK_ERROR_CUDA; GPK_ERROR_CURAND; GPK_ERROR_VALIDATION. */
+GPK_API gpk_status gpk_pi(gpk_context *ctx, uint64_t samples, uint64_t seed,
+                          gpk_pi_result *result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPK_GPK_H */

@@ -1,0 +1,241 @@
+// The extern "C" entry points: check arguments, normalize layouts, hand the call to
+// dispatch, and turn every failure -- an exception included -- into a status.
+#include "gpk/gpk.h"
+
+#include "checks.hpp"
+#include "context.hpp"
+#include "cuda/resources.hpp"
+#include "dispatch.hpp"
+#include "registry.hpp"
+#include "status.hpp"
+
+#include <cmath>
+#include <new>
+#include <string_view>
+
+using namespace gpk;
+
+namespace {
+
+// No exception may cross the C boundary.
+template <class F>
+gpk_status guarded(gpk_context *ctx, F &&body) noexcept {
+    try {
+        return body();
+    } catch (const std::bad_alloc &) {
+        return fail(ctx, GPK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    } catch (...) {
+        return fail(ctx, GPK_ERROR_INTERNAL, "internal error: unexpected exception");
+    }
+}
+
+gpk_status check_op(gpk_context *ctx, int op) {
+    GPK_RETURN_ERROR_IF(op < 0 || op >= GPK_OP_COUNT, ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "op (%d) must be GPK_OP_GEMM (0), GPK_OP_REDUCE (1), GPK_OP_TRANSPOSE (2) or GPK_OP_PI (3)",
+                        op);
+    return GPK_SUCCESS;
+}
+
+// The backend a context gets: AUTO falls back to the host when no GPU is usable,
+// but a device index beyond the visible GPUs is an error whatever the backend.
+gpk_status resolve_backend(int backend, int device, int *resolved) {
+    if (backend == GPK_BACKEND_HOST) {
+        *resolved = GPK_BACKEND_HOST;
+        return GPK_SUCCESS;
+    }
+    const int count = cuda::device_count();
+    if (backend == GPK_BACKEND_AUTO && count == 0) {
+        *resolved = GPK_BACKEND_HOST;
+        return GPK_SUCCESS;
+    }
+    const gpk_status probed = cuda::probe_device(nullptr, device);
+    if (probed == GPK_SUCCESS) {
+        *resolved = GPK_BACKEND_CUDA;
+        return GPK_SUCCESS;
+    }
+    if (backend == GPK_BACKEND_AUTO && device < count) {
+        *resolved = GPK_BACKEND_HOST;  // the GPU exists but cannot run our kernels
+        return GPK_SUCCESS;
+    }
+    return probed;
+}
+
+}  // namespace
+
+extern "C" {
+
+GPK_API void gpk_version(int *major, int *minor, int *patch) {
+    if (major) *major = GPK_VERSION_MAJOR;
+    if (minor) *minor = GPK_VERSION_MINOR;
+    if (patch) *patch = GPK_VERSION_PATCH;
+}
+
+GPK_API const char *gpk_status_string(gpk_status status) {
+    switch (status) {
+        case GPK_SUCCESS: return "success";
+        case GPK_ERROR_INVALID_ARGUMENT: return "invalid argument";
+        case GPK_ERROR_INVALID_HANDLE: return "invalid context handle";
+        case GPK_ERROR_NO_DEVICE: return "no usable GPU";
+        case GPK_ERROR_OUT_OF_MEMORY: return "out of memory";
+        case GPK_ERROR_NOT_SUPPORTED: return "not supported";
+        case GPK_ERROR_CUDA: return "CUDA error";
+        case GPK_ERROR_CUBLAS: return "cuBLAS error";
+        case GPK_ERROR_CURAND: return "cuRAND error";
+        case GPK_ERROR_VALIDATION: return "validation failed";
+        case GPK_ERROR_INTERNAL: return "internal error";
+    }
+    return "unknown status";
+}
+
+GPK_API const char *gpk_last_error(const gpk_context *ctx) {
+    if (ctx == nullptr || ctx->magic != gpk_context::kMagic) return thread_last_error();
+    return ctx->last_error.c_str();
+}
+
+GPK_API gpk_status gpk_create(gpk_context **ctx, int backend, int device) {
+    return guarded(nullptr, [&]() -> gpk_status {
+        GPK_RETURN_ERROR_IF(ctx == nullptr, nullptr, GPK_ERROR_INVALID_ARGUMENT, "ctx is NULL: pass the address of a gpk_context *");
+        *ctx = nullptr;
+        GPK_RETURN_ERROR_IF(backend != GPK_BACKEND_AUTO && backend != GPK_BACKEND_CUDA && backend != GPK_BACKEND_HOST,
+                            nullptr, GPK_ERROR_INVALID_ARGUMENT,
+                            "backend (%d) must be GPK_BACKEND_AUTO (0), GPK_BACKEND_CUDA (1) or GPK_BACKEND_HOST (2)",
+                            backend);
+        GPK_RETURN_ERROR_IF(device < 0, nullptr, GPK_ERROR_INVALID_ARGUMENT, "device (%d) must be >= 0", device);
+        int resolved = GPK_BACKEND_HOST;
+        GPK_FORWARD_IF_ERROR(resolve_backend(backend, device, &resolved));
+
+        gpk_context *c = new (std::nothrow) gpk_context;
+        GPK_RETURN_ERROR_IF(c == nullptr, nullptr, GPK_ERROR_OUT_OF_MEMORY, "out of host memory for the context");
+        c->backend = resolved;
+        c->device = resolved == GPK_BACKEND_CUDA ? device : 0;
+        if (resolved == GPK_BACKEND_CUDA) {
+            const gpk_status st = cuda::create(*c);
+            if (st != GPK_SUCCESS) {
+                delete c;
+                return st;
+            }
+        }
+        *ctx = c;
+        return GPK_SUCCESS;
+    });
+}
+
+GPK_API gpk_status gpk_destroy(gpk_context *ctx) {
+    if (ctx == nullptr) return GPK_SUCCESS;
+    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+    cuda::destroy(*ctx);
+    ctx->magic = 0;
+    delete ctx;
+    return GPK_SUCCESS;
+}
+
+GPK_API gpk_status gpk_get_backend(const gpk_context *ctx, int *backend) {
+    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+    auto *c = const_cast<gpk_context *>(ctx);  // only its error text changes
+    GPK_RETURN_ERROR_IF(backend == nullptr, c, GPK_ERROR_INVALID_ARGUMENT, "backend is NULL");
+    *backend = ctx->backend;
+    return GPK_SUCCESS;
+}
+
+GPK_API gpk_status gpk_set_stream(gpk_context *ctx, void *cuda_stream) {
+    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+    GPK_RETURN_ERROR_IF(ctx->backend == GPK_BACKEND_HOST && cuda_stream != nullptr, ctx, GPK_ERROR_NOT_SUPPORTED,
+                        "cuda_stream must be NULL on the host backend");
+    ctx->stream = cuda_stream;
+    return GPK_SUCCESS;
+}
+
+GPK_API gpk_status gpk_synchronize(gpk_context *ctx) {
+    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+    if (ctx->backend != GPK_BACKEND_CUDA) return GPK_SUCCESS;
+    cuda::DeviceGuard guard(*ctx);
+    return cuda::check(*ctx, cudaStreamSynchronize(cuda::stream(*ctx)), "cudaStreamSynchronize");
+}
+
+GPK_API gpk_status gpk_variant_count(const gpk_context *ctx, int op, int *count) {
+    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+    auto *c = const_cast<gpk_context *>(ctx);
+    GPK_FORWARD_IF_ERROR(check_op(c, op));
+    GPK_RETURN_ERROR_IF(count == nullptr, c, GPK_ERROR_INVALID_ARGUMENT, "count is NULL");
+    *count = variant_count(op, ctx->backend);
+    return GPK_SUCCESS;
+}
+
+GPK_API const char *gpk_variant_name(const gpk_context *ctx, int op, int index) {
+    if (ctx == nullptr || ctx->magic != gpk_context::kMagic || op < 0 || op >= GPK_OP_COUNT) return nullptr;
+    return variant_name(op, ctx->backend, index);
+}
+
+GPK_API gpk_status gpk_set_variant(gpk_context *ctx, int op, const char *name) {
+    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+    GPK_FORWARD_IF_ERROR(check_op(ctx, op));
+    if (name == nullptr || std::string_view(name) == "auto") {
+        ctx->variant[op] = -1;
+        return GPK_SUCCESS;
+    }
+    const int index = variant_index(op, ctx->backend, name);
+    GPK_RETURN_ERROR_IF(index < 0, ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "name ('%.64s') is not a variant of op %d on the %s backend (see gpk_variant_name)", name, op,
+                        ctx->backend == GPK_BACKEND_CUDA ? "CUDA" : "host");
+    ctx->variant[op] = index;
+    return GPK_SUCCESS;
+}
+
+GPK_API gpk_status gpk_set_validation(gpk_context *ctx, int enabled) {
+    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+    GPK_RETURN_ERROR_IF(enabled && ctx->backend != GPK_BACKEND_CUDA, ctx, GPK_ERROR_NOT_SUPPORTED,
+                        "enabled (%d): validation needs the CUDA backend, where the vendor libraries run", enabled);
+    ctx->validation = enabled != 0;
+    return GPK_SUCCESS;
+}
+
+GPK_API gpk_status gpk_gemm(gpk_context *ctx, int dtype, int layout, int transa, int transb, int64_t m, int64_t n,
+                            int64_t k, double alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
+                            double beta, void *C, int64_t ldc) {
+    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+    return guarded(ctx, [&]() -> gpk_status {
+        GPK_FORWARD_IF_ERROR(check_gemm(ctx, dtype, layout, transa, transb, m, n, k, A, lda, B, ldb, C, ldc));
+        if (m == 0 || n == 0) return GPK_SUCCESS;
+        GemmArgs args{dtype, transa == GPK_TRANS, transb == GPK_TRANS, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc};
+        if (layout == GPK_ROW_MAJOR) {
+            // Row-major C is column-major C^T = op(B)^T op(A)^T: swap the operands.
+            args = GemmArgs{dtype, transb == GPK_TRANS, transa == GPK_TRANS, n, m, k, alpha, B, ldb, A, lda, beta, C, ldc};
+        }
+        return run_gemm(*ctx, args);
+    });
+}
+
+GPK_API gpk_status gpk_reduce(gpk_context *ctx, int dtype, int op, const void *x, int64_t n, void *result) {
+    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+    return guarded(ctx, [&]() -> gpk_status {
+        GPK_FORWARD_IF_ERROR(check_reduce(ctx, dtype, op, x, n, result));
+        return run_reduce(*ctx, ReduceArgs{dtype, op, x, n, result});
+    });
+}
+
+GPK_API gpk_status gpk_transpose(gpk_context *ctx, int dtype, int layout, int64_t rows, int64_t cols, const void *A,
+                                 int64_t lda, void *B, int64_t ldb) {
+    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+    return guarded(ctx, [&]() -> gpk_status {
+        GPK_FORWARD_IF_ERROR(check_transpose(ctx, dtype, layout, rows, cols, A, lda, B, ldb));
+        if (rows == 0 || cols == 0) return GPK_SUCCESS;
+        // A row-major rows x cols matrix is a column-major cols x rows one.
+        const bool col = layout == GPK_COL_MAJOR;
+        return run_transpose(*ctx, TransposeArgs{dtype, dtype_size(dtype), col ? rows : cols, col ? cols : rows, A, lda,
+                                                 B, ldb});
+    });
+}
+
+GPK_API gpk_status gpk_pi(gpk_context *ctx, uint64_t samples, uint64_t seed, gpk_pi_result *result) {
+    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+    return guarded(ctx, [&]() -> gpk_status {
+        GPK_FORWARD_IF_ERROR(check_pi(ctx, samples, result));
+        uint64_t hits = 0;
+        GPK_FORWARD_IF_ERROR(run_pi(*ctx, PiArgs{0, samples, seed, &hits}));
+        const double n = static_cast<double>(samples), p = static_cast<double>(hits) / n;
+        const gpk_pi_result r{4 * p, 4 * std::sqrt(p * (1 - p) / n), samples, hits};
+        return write_result(*ctx, result, &r, sizeof r, "result");
+    });
+}
+
+}  // extern "C"

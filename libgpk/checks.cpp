@@ -1,0 +1,177 @@
+#include "checks.hpp"
+
+#include "context.hpp"
+#include "ops.hpp"
+#include "status.hpp"
+
+#include <cinttypes>
+#include <cstdint>
+
+namespace gpk {
+namespace {
+
+const char *dtype_name(int dtype) {
+    switch (dtype) {
+        case GPK_F32: return "GPK_F32";
+        case GPK_F64: return "GPK_F64";
+        case GPK_I32: return "GPK_I32";
+        case GPK_I64: return "GPK_I64";
+        default: return "?";
+    }
+}
+
+gpk_status check_dtype(gpk_context *ctx, int dtype) {
+    GPK_RETURN_ERROR_IF(dtype_size(dtype) == 0, ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "dtype (%d) must be GPK_F32 (0), GPK_F64 (1), GPK_I32 (2) or GPK_I64 (3)", dtype);
+    return GPK_SUCCESS;
+}
+
+gpk_status check_layout(gpk_context *ctx, int layout) {
+    GPK_RETURN_ERROR_IF(layout != GPK_ROW_MAJOR && layout != GPK_COL_MAJOR, ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "layout (%d) must be GPK_ROW_MAJOR (101) or GPK_COL_MAJOR (102)", layout);
+    return GPK_SUCCESS;
+}
+
+gpk_status check_trans(gpk_context *ctx, const char *name, int trans) {
+    GPK_RETURN_ERROR_IF(trans != GPK_NO_TRANS && trans != GPK_TRANS, ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "%s (%d) must be GPK_NO_TRANS (111) or GPK_TRANS (112)", name, trans);
+    return GPK_SUCCESS;
+}
+
+gpk_status check_size(gpk_context *ctx, const char *name, int64_t value) {
+    GPK_RETURN_ERROR_IF(value < 0, ctx, GPK_ERROR_INVALID_ARGUMENT, "%s (%" PRId64 ") must be >= 0", name,
+                        value);
+    return GPK_SUCCESS;
+}
+
+// ld >= max(1, inner), where `inner_name` says which size `inner` is.
+gpk_status check_ld(gpk_context *ctx, const char *ld_name, int64_t ld, const char *inner_name, int64_t inner) {
+    const int64_t least = inner > 1 ? inner : 1;
+    GPK_RETURN_ERROR_IF(ld < least, ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "%s (%" PRId64 ") must be >= max(1, %s) = %" PRId64, ld_name, ld, inner_name, least);
+    return GPK_SUCCESS;
+}
+
+// The byte count of a matrix must fit in int64 (and so in size_t and in pointers).
+gpk_status check_bytes(gpk_context *ctx, const char *name, const Storage &s, int dtype) {
+    int64_t elems = 0, bytes = 0;
+    const bool overflow = s.inner > 0 && s.outer > 0 &&
+                          (__builtin_mul_overflow(s.outer - 1, s.ld, &elems) ||
+                           __builtin_add_overflow(elems, s.inner, &elems) ||
+                           __builtin_mul_overflow(elems, static_cast<int64_t>(dtype_size(dtype)), &bytes));
+    GPK_RETURN_ERROR_IF(overflow, ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "%s: %" PRId64 " x %" PRId64 " elements with leading dimension %" PRId64
+                        " span more than 2^63 bytes",
+                        name, s.inner, s.outer, s.ld);
+    return GPK_SUCCESS;
+}
+
+gpk_status check_pointer(gpk_context *ctx, const char *name, const void *p, bool needed) {
+    GPK_RETURN_ERROR_IF(needed && p == nullptr, ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "%s is NULL but holds elements that are accessed", name);
+    return GPK_SUCCESS;
+}
+
+bool overlap(const void *a, const Storage &sa, const void *b, const Storage &sb, size_t elem) {
+    const auto lo_a = reinterpret_cast<uintptr_t>(a), lo_b = reinterpret_cast<uintptr_t>(b);
+    const uintptr_t hi_a = lo_a + static_cast<uintptr_t>(sa.span()) * elem;
+    const uintptr_t hi_b = lo_b + static_cast<uintptr_t>(sb.span()) * elem;
+    return sa.span() > 0 && sb.span() > 0 && lo_a < hi_b && lo_b < hi_a;
+}
+
+}  // namespace
+
+gpk_status check_handle(const gpk_context *ctx) {
+    GPK_RETURN_ERROR_IF(ctx == nullptr, nullptr, GPK_ERROR_INVALID_HANDLE, "ctx is NULL");
+    GPK_RETURN_ERROR_IF(ctx->magic != gpk_context::kMagic, nullptr, GPK_ERROR_INVALID_HANDLE,
+                        "ctx is not a live gpk_context (destroyed or never created)");
+    return GPK_SUCCESS;
+}
+
+gpk_status check_gemm(gpk_context *ctx, int dtype, int layout, int transa, int transb, int64_t m, int64_t n,
+                      int64_t k, const void *A, int64_t lda, const void *B, int64_t ldb, const void *C,
+                      int64_t ldc) {
+    GPK_FORWARD_IF_ERROR(check_dtype(ctx, dtype));
+    GPK_RETURN_ERROR_IF(dtype != GPK_F32 && dtype != GPK_F64, ctx, GPK_ERROR_NOT_SUPPORTED,
+                        "dtype (%s) is not supported by gpk_gemm: use GPK_F32 or GPK_F64", dtype_name(dtype));
+    GPK_FORWARD_IF_ERROR(check_layout(ctx, layout));
+    GPK_FORWARD_IF_ERROR(check_trans(ctx, "transa", transa));
+    GPK_FORWARD_IF_ERROR(check_trans(ctx, "transb", transb));
+    GPK_FORWARD_IF_ERROR(check_size(ctx, "m", m));
+    GPK_FORWARD_IF_ERROR(check_size(ctx, "n", n));
+    GPK_FORWARD_IF_ERROR(check_size(ctx, "k", k));
+
+    // op(A) is m x k and op(B) is k x n; which of their sizes is contiguous depends
+    // on the layout and the transposition (the CBLAS rules).
+    const bool col = layout == GPK_COL_MAJOR;
+    const bool ta = transa == GPK_TRANS, tb = transb == GPK_TRANS;
+    const bool a_inner_m = col != ta, b_inner_k = col != tb;
+    const Storage sa{a_inner_m ? m : k, a_inner_m ? k : m, lda};
+    const Storage sb{b_inner_k ? k : n, b_inner_k ? n : k, ldb};
+    const Storage sc{col ? m : n, col ? n : m, ldc};
+    GPK_FORWARD_IF_ERROR(check_ld(ctx, "lda", lda, a_inner_m ? "m" : "k", sa.inner));
+    GPK_FORWARD_IF_ERROR(check_ld(ctx, "ldb", ldb, b_inner_k ? "k" : "n", sb.inner));
+    GPK_FORWARD_IF_ERROR(check_ld(ctx, "ldc", ldc, col ? "m" : "n", sc.inner));
+    GPK_FORWARD_IF_ERROR(check_bytes(ctx, "A", sa, dtype));
+    GPK_FORWARD_IF_ERROR(check_bytes(ctx, "B", sb, dtype));
+    GPK_FORWARD_IF_ERROR(check_bytes(ctx, "C", sc, dtype));
+
+    const bool c_used = m > 0 && n > 0, ab_used = c_used && k > 0;
+    GPK_FORWARD_IF_ERROR(check_pointer(ctx, "A", A, ab_used));
+    GPK_FORWARD_IF_ERROR(check_pointer(ctx, "B", B, ab_used));
+    GPK_FORWARD_IF_ERROR(check_pointer(ctx, "C", C, c_used));
+    if (ab_used) {
+        const size_t elem = dtype_size(dtype);
+        GPK_RETURN_ERROR_IF(overlap(A, sa, C, sc, elem), ctx, GPK_ERROR_INVALID_ARGUMENT,
+                            "C overlaps A: the output must not alias an input");
+        GPK_RETURN_ERROR_IF(overlap(B, sb, C, sc, elem), ctx, GPK_ERROR_INVALID_ARGUMENT,
+                            "C overlaps B: the output must not alias an input");
+    }
+    return GPK_SUCCESS;
+}
+
+gpk_status check_reduce(gpk_context *ctx, int dtype, int op, const void *x, int64_t n, const void *result) {
+    GPK_FORWARD_IF_ERROR(check_dtype(ctx, dtype));
+    GPK_RETURN_ERROR_IF(op != GPK_SUM && op != GPK_MIN && op != GPK_MAX, ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "op (%d) must be GPK_SUM (0), GPK_MIN (1) or GPK_MAX (2)", op);
+    GPK_FORWARD_IF_ERROR(check_size(ctx, "n", n));
+    GPK_RETURN_ERROR_IF(n == 0 && op != GPK_SUM, ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "n (0) must be >= 1 for GPK_%s: the %s of no elements is undefined",
+                        op == GPK_MIN ? "MIN" : "MAX", op == GPK_MIN ? "minimum" : "maximum");
+    GPK_FORWARD_IF_ERROR(check_bytes(ctx, "x", Storage{n, 1, n}, dtype));
+    GPK_FORWARD_IF_ERROR(check_pointer(ctx, "x", x, n > 0));
+    GPK_RETURN_ERROR_IF(result == nullptr, ctx, GPK_ERROR_INVALID_ARGUMENT, "result is NULL");
+    return GPK_SUCCESS;
+}
+
+gpk_status check_transpose(gpk_context *ctx, int dtype, int layout, int64_t rows, int64_t cols, const void *A,
+                           int64_t lda, const void *B, int64_t ldb) {
+    GPK_FORWARD_IF_ERROR(check_dtype(ctx, dtype));
+    GPK_FORWARD_IF_ERROR(check_layout(ctx, layout));
+    GPK_FORWARD_IF_ERROR(check_size(ctx, "rows", rows));
+    GPK_FORWARD_IF_ERROR(check_size(ctx, "cols", cols));
+    const bool col = layout == GPK_COL_MAJOR;
+    const Storage sa{col ? rows : cols, col ? cols : rows, lda};
+    const Storage sb{col ? cols : rows, col ? rows : cols, ldb};
+    GPK_FORWARD_IF_ERROR(check_ld(ctx, "lda", lda, col ? "rows" : "cols", sa.inner));
+    GPK_FORWARD_IF_ERROR(check_ld(ctx, "ldb", ldb, col ? "cols" : "rows", sb.inner));
+    GPK_FORWARD_IF_ERROR(check_bytes(ctx, "A", sa, dtype));
+    GPK_FORWARD_IF_ERROR(check_bytes(ctx, "B", sb, dtype));
+    const bool used = rows > 0 && cols > 0;
+    GPK_FORWARD_IF_ERROR(check_pointer(ctx, "A", A, used));
+    GPK_FORWARD_IF_ERROR(check_pointer(ctx, "B", B, used));
+    GPK_RETURN_ERROR_IF(used && overlap(A, sa, B, sb, dtype_size(dtype)), ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "B overlaps A: gpk_transpose is out of place");
+    return GPK_SUCCESS;
+}
+
+gpk_status check_pi(gpk_context *ctx, uint64_t samples, const void *result) {
+    constexpr uint64_t kMaxSamples = uint64_t{1} << 63;
+    GPK_RETURN_ERROR_IF(samples == 0, ctx, GPK_ERROR_INVALID_ARGUMENT, "samples (0) must be >= 1");
+    GPK_RETURN_ERROR_IF(samples > kMaxSamples, ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "samples (%" PRIu64 ") must be <= 2^63", samples);
+    GPK_RETURN_ERROR_IF(result == nullptr, ctx, GPK_ERROR_INVALID_ARGUMENT, "result is NULL");
+    return GPK_SUCCESS;
+}
+
+}  // namespace gpk

@@ -1,0 +1,27 @@
+// The opaque gpk_context. Plain C++: CUDA resources live behind `cuda` (see
+// cuda/resources.hpp), so the host backend and api.cpp need no CUDA headers.
+#pragma once
+
+#include "gpk/gpk.h"
+
+#include <cstdint>
+#include <string>
+
+namespace gpk::cuda {
+struct Resources;
+}
+
+constexpr int GPK_OP_COUNT = 4;
+
+struct gpk_context {
+    static constexpr uint32_t kMagic = 0x67706b63u;  // "gpkc"; cleared by gpk_destroy
+
+    uint32_t magic = kMagic;
+    int backend = GPK_BACKEND_HOST;  // resolved: CUDA or HOST
+    int device = 0;
+    void *stream = nullptr;  // cudaStream_t; null is the default stream
+    bool validation = false;
+    int variant[GPK_OP_COUNT] = {-1, -1, -1, -1};  // -1: "auto", else a ladder index
+    std::string last_error;
+    gpk::cuda::Resources *cuda = nullptr;  // owned; null on the host backend
+};

@@ -1,0 +1,24 @@
+// Launchers of the CUDA rungs, one per file under cuda/<op>/, numbered in ladder
+// order; 00_ wraps the vendor library. Each launcher runs asynchronously on the
+// context's stream (gpk_pi returns with the hits on the host), checks every CUDA
+// call and the last error after every launch, and reports failures through
+// gpk::fail with the CUDA/cuBLAS/cuRAND error text.
+#pragma once
+
+#include "../ops.hpp"
+
+namespace gpk::cuda {
+
+gpk_status gemm_cublas(gpk_context &ctx, const GemmArgs &args);          // gemm/00_cublas.cu
+gpk_status gemm_naive(gpk_context &ctx, const GemmArgs &args);           // gemm/01_naive.cu
+
+gpk_status reduce_cub(gpk_context &ctx, const ReduceArgs &args);         // reduce/00_cub.cu
+gpk_status reduce_interleaved(gpk_context &ctx, const ReduceArgs &args); // reduce/01_interleaved.cu
+
+gpk_status transpose_geam(gpk_context &ctx, const TransposeArgs &args);  // transpose/00_cublas_geam.cu
+gpk_status transpose_naive(gpk_context &ctx, const TransposeArgs &args); // transpose/01_naive.cu
+
+gpk_status pi_curand(gpk_context &ctx, const PiArgs &args);              // pi/00_curand_thrust.cu
+gpk_status pi_fused(gpk_context &ctx, const PiArgs &args);               // pi/01_fused.cu
+
+}  // namespace gpk::cuda

@@ -1,0 +1,252 @@
+// CUDA-side state of a context: device discovery, the device buffers and pinned
+// buffer reused across calls, lazily created vendor handles, and the checks that
+// turn CUDA/cuBLAS/cuRAND failures into a status with the library's error text.
+#include "resources.hpp"
+
+#include <new>
+
+namespace gpk::cuda {
+
+struct Resources {
+    void *buffers[static_cast<int>(Slot::Count)] = {};
+    size_t capacity[static_cast<int>(Slot::Count)] = {};
+    void *pinned = nullptr;
+    size_t pinned_capacity = 0;
+    cublasHandle_t cublas = nullptr;
+    curandGenerator_t curand = nullptr;
+};
+
+namespace {
+
+// Rounded up so that a slowly growing sequence of requests reallocates rarely.
+size_t round_capacity(size_t bytes) {
+    constexpr size_t kGranule = size_t{2} << 20;
+    if (bytes < 4096) return 4096;
+    return (bytes + kGranule - 1) / kGranule * kGranule;
+}
+
+const char *curand_status_name(curandStatus_t st) {
+    switch (st) {
+        case CURAND_STATUS_VERSION_MISMATCH: return "CURAND_STATUS_VERSION_MISMATCH";
+        case CURAND_STATUS_NOT_INITIALIZED: return "CURAND_STATUS_NOT_INITIALIZED";
+        case CURAND_STATUS_ALLOCATION_FAILED: return "CURAND_STATUS_ALLOCATION_FAILED";
+        case CURAND_STATUS_TYPE_ERROR: return "CURAND_STATUS_TYPE_ERROR";
+        case CURAND_STATUS_OUT_OF_RANGE: return "CURAND_STATUS_OUT_OF_RANGE";
+        case CURAND_STATUS_LENGTH_NOT_MULTIPLE: return "CURAND_STATUS_LENGTH_NOT_MULTIPLE";
+        case CURAND_STATUS_DOUBLE_PRECISION_REQUIRED: return "CURAND_STATUS_DOUBLE_PRECISION_REQUIRED";
+        case CURAND_STATUS_LAUNCH_FAILURE: return "CURAND_STATUS_LAUNCH_FAILURE";
+        case CURAND_STATUS_PREEXISTING_FAILURE: return "CURAND_STATUS_PREEXISTING_FAILURE";
+        case CURAND_STATUS_INITIALIZATION_FAILED: return "CURAND_STATUS_INITIALIZATION_FAILED";
+        case CURAND_STATUS_ARCH_MISMATCH: return "CURAND_STATUS_ARCH_MISMATCH";
+        case CURAND_STATUS_INTERNAL_ERROR: return "CURAND_STATUS_INTERNAL_ERROR";
+        default: return "unknown cuRAND status";
+    }
+}
+
+}  // namespace
+
+// ---- device discovery -------------------------------------------------------------
+
+int device_count() {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return count;
+}
+
+gpk_status probe_device(gpk_context *ctx, int device) {
+    int count = 0;
+    const cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess) {
+        cudaGetLastError();
+        return fail(ctx, GPK_ERROR_NO_DEVICE, "no usable CUDA GPU: %s", cudaGetErrorString(err));
+    }
+    GPK_RETURN_ERROR_IF(count == 0, ctx, GPK_ERROR_NO_DEVICE, "no usable CUDA GPU: none is visible");
+    GPK_RETURN_ERROR_IF(device >= count, ctx, GPK_ERROR_NO_DEVICE,
+                        "device (%d) does not exist: %d CUDA GPU%s visible (0..%d)", device, count,
+                        count == 1 ? " is" : "s are", count - 1);
+
+    int previous = -1;
+    if (cudaGetDevice(&previous) != cudaSuccess) previous = -1;
+    cudaError_t e = cudaSetDevice(device);
+    if (e == cudaSuccess) e = cudaFree(nullptr);  // creates the primary context: fails on a broken device
+    gpk_status status = GPK_SUCCESS;
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        status = fail(ctx, GPK_ERROR_NO_DEVICE, "GPU %d cannot be used: %s", device, cudaGetErrorString(e));
+    } else if (!kernels_runnable(device)) {
+        cudaDeviceProp prop{};
+        cudaGetDeviceProperties(&prop, device);
+        status = fail(ctx, GPK_ERROR_NO_DEVICE,
+                      "GPU %d (%s, compute capability %d.%d) has no libgpk kernel image: rebuild with "
+                      "-Dcuda_arch=%d%d",
+                      device, prop.name, prop.major, prop.minor, prop.major, prop.minor);
+    }
+    if (previous >= 0 && previous != device) cudaSetDevice(previous);
+    return status;
+}
+
+// ---- context life -----------------------------------------------------------------
+
+DeviceGuard::DeviceGuard(const gpk_context &ctx) {
+    int current = -1;
+    if (cudaGetDevice(&current) != cudaSuccess) {
+        cudaGetLastError();
+        current = -1;
+    }
+    if (current != ctx.device) {
+        previous_ = current;
+        cudaSetDevice(ctx.device);
+    }
+}
+
+DeviceGuard::~DeviceGuard() {
+    if (previous_ >= 0) cudaSetDevice(previous_);
+}
+
+gpk_status create(gpk_context &ctx) {
+    ctx.cuda = new (std::nothrow) Resources;
+    GPK_RETURN_ERROR_IF(ctx.cuda == nullptr, &ctx, GPK_ERROR_OUT_OF_MEMORY, "out of host memory for the context");
+    return GPK_SUCCESS;
+}
+
+void destroy(gpk_context &ctx) {
+    Resources *r = ctx.cuda;
+    if (r == nullptr) return;
+    DeviceGuard guard(ctx);
+    cudaStreamSynchronize(stream(ctx));
+    for (void *p : r->buffers) cudaFree(p);
+    cudaFreeHost(r->pinned);
+    if (r->cublas != nullptr) cublasDestroy(r->cublas);
+    if (r->curand != nullptr) curandDestroyGenerator(r->curand);
+    cudaGetLastError();  // nothing to report to: the context is going away
+    delete r;
+    ctx.cuda = nullptr;
+}
+
+// ---- buffers ----------------------------------------------------------------------
+
+gpk_status buffer(gpk_context &ctx, Slot slot, size_t bytes, void **ptr) {
+    Resources &r = *ctx.cuda;
+    const int i = static_cast<int>(slot);
+    if (r.capacity[i] < bytes || r.buffers[i] == nullptr) {
+        // Work queued earlier on the stream may still use the old buffer.
+        GPK_CUDA_TRY(ctx, cudaStreamSynchronize(stream(ctx)));
+        GPK_CUDA_TRY(ctx, cudaFree(r.buffers[i]));
+        r.buffers[i] = nullptr;
+        r.capacity[i] = 0;
+        const size_t want = round_capacity(bytes);
+        const cudaError_t e = cudaMalloc(&r.buffers[i], want);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            r.buffers[i] = nullptr;
+            return fail(&ctx, GPK_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes of device memory on GPU %d: %s",
+                        want, ctx.device, cudaGetErrorString(e));
+        }
+        r.capacity[i] = want;
+    }
+    *ptr = r.buffers[i];
+    return GPK_SUCCESS;
+}
+
+gpk_status pinned(gpk_context &ctx, size_t bytes, void **ptr) {
+    Resources &r = *ctx.cuda;
+    if (r.pinned_capacity < bytes || r.pinned == nullptr) {
+        GPK_CUDA_TRY(ctx, cudaStreamSynchronize(stream(ctx)));
+        GPK_CUDA_TRY(ctx, cudaFreeHost(r.pinned));
+        r.pinned = nullptr;
+        r.pinned_capacity = 0;
+        const size_t want = round_capacity(bytes);
+        const cudaError_t e = cudaHostAlloc(&r.pinned, want, cudaHostAllocDefault);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            r.pinned = nullptr;
+            return fail(&ctx, GPK_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes of pinned host memory: %s", want,
+                        cudaGetErrorString(e));
+        }
+        r.pinned_capacity = want;
+    }
+    *ptr = r.pinned;
+    return GPK_SUCCESS;
+}
+
+// ---- vendor handles ---------------------------------------------------------------
+
+gpk_status cublas(gpk_context &ctx, cublasHandle_t *handle) {
+    Resources &r = *ctx.cuda;
+    if (r.cublas == nullptr) {
+        cublasHandle_t h = nullptr;
+        GPK_CUBLAS_TRY(ctx, cublasCreate(&h));
+        r.cublas = h;
+        GPK_CUBLAS_TRY(ctx, cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
+    }
+    GPK_CUBLAS_TRY(ctx, cublasSetStream(r.cublas, stream(ctx)));
+    *handle = r.cublas;
+    return GPK_SUCCESS;
+}
+
+gpk_status curand(gpk_context &ctx, curandGenerator_t *generator) {
+    Resources &r = *ctx.cuda;
+    if (r.curand == nullptr) {
+        curandGenerator_t g = nullptr;
+        GPK_CURAND_TRY(ctx, curandCreateGenerator(&g, CURAND_RNG_PSEUDO_PHILOX4_32_10));
+        r.curand = g;
+    }
+    GPK_CURAND_TRY(ctx, curandSetStream(r.curand, stream(ctx)));
+    *generator = r.curand;
+    return GPK_SUCCESS;
+}
+
+// ---- pointers ---------------------------------------------------------------------
+
+gpk_status on_device(gpk_context &ctx, const void *p, const char *name, bool *result) {
+    *result = false;
+    if (p == nullptr) return GPK_SUCCESS;
+    cudaPointerAttributes attr{};
+    if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+        cudaGetLastError();  // memory the runtime does not know: plain host memory
+        return GPK_SUCCESS;
+    }
+    if (attr.type == cudaMemoryTypeDevice) {
+        GPK_RETURN_ERROR_IF(ctx.backend != GPK_BACKEND_CUDA, &ctx, GPK_ERROR_INVALID_ARGUMENT,
+                            "%s is device memory, but the host backend needs host-accessible memory", name);
+        GPK_RETURN_ERROR_IF(attr.device != ctx.device, &ctx, GPK_ERROR_INVALID_ARGUMENT,
+                            "%s is memory of GPU %d, but the context uses GPU %d", name, attr.device, ctx.device);
+        *result = true;
+    } else if (attr.type == cudaMemoryTypeManaged) {
+        *result = ctx.backend == GPK_BACKEND_CUDA;
+    }
+    return GPK_SUCCESS;
+}
+
+// ---- checks -----------------------------------------------------------------------
+
+gpk_status check(gpk_context &ctx, cudaError_t err, const char *what) {
+    if (err == cudaSuccess) return GPK_SUCCESS;
+    cudaGetLastError();  // clear it unless sticky, so the next call starts clean
+    const gpk_status status = err == cudaErrorMemoryAllocation ? GPK_ERROR_OUT_OF_MEMORY : GPK_ERROR_CUDA;
+    return fail(&ctx, status, "%s failed: %s (%s)", what, cudaGetErrorString(err), cudaGetErrorName(err));
+}
+
+gpk_status check_launch(gpk_context &ctx, const char *kernel) {
+    const cudaError_t err = cudaGetLastError();
+    if (err == cudaSuccess) return GPK_SUCCESS;
+    return fail(&ctx, GPK_ERROR_CUDA, "launch of %s failed: %s (%s)", kernel, cudaGetErrorString(err),
+                cudaGetErrorName(err));
+}
+
+gpk_status check_cublas(gpk_context &ctx, cublasStatus_t st, const char *what) {
+    if (st == CUBLAS_STATUS_SUCCESS) return GPK_SUCCESS;
+    const gpk_status status = st == CUBLAS_STATUS_ALLOC_FAILED ? GPK_ERROR_OUT_OF_MEMORY : GPK_ERROR_CUBLAS;
+    return fail(&ctx, status, "%s failed: %s (%s)", what, cublasGetStatusString(st), cublasGetStatusName(st));
+}
+
+gpk_status check_curand(gpk_context &ctx, curandStatus_t st, const char *what) {
+    if (st == CURAND_STATUS_SUCCESS) return GPK_SUCCESS;
+    const gpk_status status = st == CURAND_STATUS_ALLOCATION_FAILED ? GPK_ERROR_OUT_OF_MEMORY : GPK_ERROR_CURAND;
+    return fail(&ctx, status, "%s failed: %s", what, curand_status_name(st));
+}
+
+}  // namespace gpk::cuda

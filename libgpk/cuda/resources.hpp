@@ -1,0 +1,74 @@
+// CUDA-side state of a context and the checked wrappers every CUDA launcher uses.
+// Included only by .cu files and by the C++ files that talk to the CUDA runtime.
+#pragma once
+
+#include "../context.hpp"
+#include "../status.hpp"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <curand.h>
+
+#include <cstddef>
+
+namespace gpk::cuda {
+
+// Device buffers owned by the context, each grown on demand and reused across calls.
+enum class Slot {
+    Scratch,  // temporary storage of a launcher (CUB temp storage, partial sums, ...)
+    Stage,    // device copies of host arrays
+    Check,    // validation mode's vendor result
+    Count
+};
+
+// ---- device discovery -------------------------------------------------------------
+int device_count();  // 0 when there is no driver or no GPU
+// GPK_SUCCESS if `device` exists and can run libgpk's kernels; otherwise
+// NO_DEVICE/CUDA with a message through gpk::fail(ctx, ...).
+gpk_status probe_device(gpk_context *ctx, int device);
+bool kernels_runnable(int device);  // cuda/probe.cu: is there an image for this GPU?
+
+// ---- context life -----------------------------------------------------------------
+gpk_status create(gpk_context &ctx);  // makes ctx.cuda; ctx.device already probed
+void destroy(gpk_context &ctx);       // waits, frees everything; never fails
+
+// Makes the context's device current for the scope and restores the caller's.
+class DeviceGuard {
+public:
+    explicit DeviceGuard(const gpk_context &ctx);
+    ~DeviceGuard();
+    DeviceGuard(const DeviceGuard &) = delete;
+    DeviceGuard &operator=(const DeviceGuard &) = delete;
+
+private:
+    int previous_ = -1;
+};
+
+inline cudaStream_t stream(const gpk_context &ctx) { return static_cast<cudaStream_t>(ctx.stream); }
+
+// A device buffer of at least `bytes` (256-byte aligned) in `slot`. Contents are
+// undefined; the pointer stays valid until the next call for the same slot.
+gpk_status buffer(gpk_context &ctx, Slot slot, size_t bytes, void **ptr);
+// A pinned host buffer of at least `bytes`, reused the same way.
+gpk_status pinned(gpk_context &ctx, size_t bytes, void **ptr);
+
+// Vendor handles, created on first use and bound to the context's current stream.
+gpk_status cublas(gpk_context &ctx, cublasHandle_t *handle);
+gpk_status curand(gpk_context &ctx, curandGenerator_t *generator);
+
+// Whether p is memory of the context's GPU (device or managed memory). Host memory
+// (pageable or pinned) is false. Device memory of another GPU is an invalid argument.
+gpk_status on_device(gpk_context &ctx, const void *p, const char *name, bool *result);
+
+// ---- checks -----------------------------------------------------------------------
+gpk_status check(gpk_context &ctx, cudaError_t err, const char *what);
+gpk_status check_launch(gpk_context &ctx, const char *kernel);  // cudaGetLastError after a launch
+gpk_status check_cublas(gpk_context &ctx, cublasStatus_t st, const char *what);
+gpk_status check_curand(gpk_context &ctx, curandStatus_t st, const char *what);
+
+}  // namespace gpk::cuda
+
+#define GPK_CUDA_TRY(ctx, call) GPK_FORWARD_IF_ERROR(::gpk::cuda::check((ctx), (call), #call))
+#define GPK_CUBLAS_TRY(ctx, call) GPK_FORWARD_IF_ERROR(::gpk::cuda::check_cublas((ctx), (call), #call))
+#define GPK_CURAND_TRY(ctx, call) GPK_FORWARD_IF_ERROR(::gpk::cuda::check_curand((ctx), (call), #call))
+#define GPK_LAUNCH_CHECK(ctx, kernel) GPK_FORWARD_IF_ERROR(::gpk::cuda::check_launch((ctx), (kernel)))

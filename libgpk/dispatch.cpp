@@ -1,0 +1,442 @@
+#include "dispatch.hpp"
+
+#include "checks.hpp"
+#include "context.hpp"
+#include "cuda/ladders.hpp"
+#include "cuda/resources.hpp"
+#include "registry.hpp"
+#include "status.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <vector>
+
+namespace gpk {
+namespace {
+
+using cuda::Slot;
+
+const char *op_label(int op) {
+    static const char *const names[GPK_OP_COUNT] = {"gemm", "reduce", "transpose", "pi"};
+    return names[op];
+}
+
+const char *dtype_label(int dtype) {
+    static const char *const names[] = {"GPK_F32", "GPK_F64", "GPK_I32", "GPK_I64"};
+    return names[dtype];
+}
+
+// The variant for this call: the one set on the context, or the ladder's pick.
+template <class Args>
+gpk_status select(gpk_context &ctx, int op, const Ladder<Args> &ladder, const Args &args, int dtype, int *index) {
+    const int i = ctx.variant[op] >= 0 ? ctx.variant[op] : ladder.pick(args);
+    GPK_RETURN_ERROR_IF(!(ladder.rungs[i].dtypes & dtype_bit(dtype)), &ctx, GPK_ERROR_NOT_SUPPORTED,
+                        "variant '%s' of %s does not support dtype %s", ladder.rungs[i].name, op_label(op),
+                        dtype_label(dtype));
+    *index = i;
+    return GPK_SUCCESS;
+}
+
+// Validation compares with the vendor variant, or with the first rung of our own
+// when the vendor variant is the one being checked.
+template <class Args>
+int checker_of(const Ladder<Args> &ladder, int index) {
+    return index != ladder.vendor ? ladder.vendor : 1;
+}
+
+bool gpus_present() {
+    static const bool present = cuda::device_count() > 0;
+    return present;
+}
+
+// Where p lives: true for memory of the context's GPU. On the host backend device
+// memory is an invalid argument.
+gpk_status locate(gpk_context &ctx, const void *p, const char *name, bool *device) {
+    *device = false;
+    if (ctx.backend == GPK_BACKEND_HOST && !gpus_present()) return GPK_SUCCESS;
+    return cuda::on_device(ctx, p, name, device);
+}
+
+size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// Hands out consecutive, aligned pieces of the context's staging buffer.
+struct Arena {
+    char *next;
+    void *take(size_t bytes) {
+        void *p = next;
+        next += aligned(bytes);
+        return p;
+    }
+};
+
+gpk_status stage_buffer(gpk_context &ctx, size_t bytes, Arena *arena) {
+    arena->next = nullptr;
+    if (bytes == 0) return GPK_SUCCESS;
+    void *p = nullptr;
+    GPK_FORWARD_IF_ERROR(cuda::buffer(ctx, Slot::Stage, bytes, &p));
+    arena->next = static_cast<char *>(p);
+    return GPK_SUCCESS;
+}
+
+// Copies a matrix of `outer` lines of `inner` elements between leading dimensions.
+gpk_status copy_matrix(gpk_context &ctx, void *dst, int64_t dld, const void *src, int64_t sld, int64_t inner,
+                       int64_t outer, size_t elem, cudaMemcpyKind kind) {
+    return cuda::check(ctx,
+                       cudaMemcpy2DAsync(dst, dld * elem, src, sld * elem, inner * elem, outer, kind, cuda::stream(ctx)),
+                       "cudaMemcpy2DAsync (staging a matrix)");
+}
+
+gpk_status copy_bytes(gpk_context &ctx, void *dst, const void *src, size_t bytes, cudaMemcpyKind kind) {
+    return cuda::check(ctx, cudaMemcpyAsync(dst, src, bytes, kind, cuda::stream(ctx)), "cudaMemcpyAsync (staging)");
+}
+
+gpk_status sync(gpk_context &ctx) { return cuda::check(ctx, cudaStreamSynchronize(cuda::stream(ctx)), "cudaStreamSynchronize"); }
+
+template <class T>
+gpk_status fetch(gpk_context &ctx, std::vector<T> *out, const void *src, int64_t ld, int64_t inner, int64_t outer) {
+    try {
+        out->resize(static_cast<size_t>(inner * outer));
+    } catch (const std::bad_alloc &) {
+        return fail(&ctx, GPK_ERROR_OUT_OF_MEMORY, "out of host memory for the validation copy");
+    }
+    GPK_FORWARD_IF_ERROR(copy_matrix(ctx, out->data(), inner, src, ld, inner, outer, sizeof(T), cudaMemcpyDefault));
+    return sync(ctx);
+}
+
+// ---- gemm -------------------------------------------------------------------------
+
+template <class T>
+gpk_status compare_gemm(gpk_context &ctx, const GemmArgs &a, const void *ref, const char *variant,
+                        const char *checker) {
+    std::vector<T> got, want;
+    GPK_FORWARD_IF_ERROR(fetch(ctx, &got, a.C, a.ldc, a.m, a.n));
+    GPK_FORWARD_IF_ERROR(fetch(ctx, &want, ref, a.m, a.m, a.n));
+    double scale = 0, worst = 0;
+    size_t at = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+        const double g = got[i], w = want[i];
+        if (std::isnan(g) != std::isnan(w)) {
+            worst = std::numeric_limits<double>::infinity();
+            at = i;
+            break;
+        }
+        if (std::isnan(g)) continue;
+        scale = std::max(scale, std::fabs(w));
+        const double d = g == w ? 0.0 : std::fabs(g - w);
+        if (d > worst) worst = d, at = i;
+    }
+    const double eps = std::numeric_limits<T>::epsilon();
+    const double tol = 8 * eps * static_cast<double>(a.k + 2) * scale;
+    GPK_RETURN_ERROR_IF(!(worst <= tol), &ctx, GPK_ERROR_VALIDATION,
+                        "gemm variant '%s' differs from '%s': |difference| %.3g at C(%zu, %zu) exceeds tolerance %.3g",
+                        variant, checker, worst, at % static_cast<size_t>(a.m), at / static_cast<size_t>(a.m), tol);
+    return GPK_SUCCESS;
+}
+
+gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index) {
+    const Ladder<GemmArgs> &ladder = gemm_ladder(GPK_BACKEND_CUDA);
+    const size_t es = dtype_size(user.dtype);
+    GemmArgs a = user;
+    // k == 0 or alpha == 0 leaves C = beta * C: A and B are not read (CBLAS), and the
+    // first rung does exactly that with k = 0, whatever variant was chosen.
+    const bool scale_only = a.k == 0 || a.alpha == 0.0;
+    if (scale_only) a.k = 0;
+
+    const Storage sa{a.transa ? a.k : a.m, a.transa ? a.m : a.k, a.lda};
+    const Storage sb{a.transb ? a.n : a.k, a.transb ? a.k : a.n, a.ldb};
+    bool dev_a = true, dev_b = true, dev_c = true;
+    if (a.k > 0) {
+        GPK_FORWARD_IF_ERROR(locate(ctx, a.A, "A", &dev_a));
+        GPK_FORWARD_IF_ERROR(locate(ctx, a.B, "B", &dev_b));
+    }
+    GPK_FORWARD_IF_ERROR(locate(ctx, a.C, "C", &dev_c));
+
+    const size_t bytes_a = sa.inner * sa.outer * es, bytes_b = sb.inner * sb.outer * es, bytes_c = a.m * a.n * es;
+    Arena arena{};
+    GPK_FORWARD_IF_ERROR(stage_buffer(
+        ctx, (dev_a ? 0 : aligned(bytes_a)) + (dev_b ? 0 : aligned(bytes_b)) + (dev_c ? 0 : aligned(bytes_c)), &arena));
+    if (!dev_a) {
+        void *p = arena.take(bytes_a);
+        GPK_FORWARD_IF_ERROR(copy_matrix(ctx, p, sa.inner, a.A, a.lda, sa.inner, sa.outer, es, cudaMemcpyHostToDevice));
+        a.A = p, a.lda = sa.inner;
+    }
+    if (!dev_b) {
+        void *p = arena.take(bytes_b);
+        GPK_FORWARD_IF_ERROR(copy_matrix(ctx, p, sb.inner, a.B, a.ldb, sb.inner, sb.outer, es, cudaMemcpyHostToDevice));
+        a.B = p, a.ldb = sb.inner;
+    }
+    if (!dev_c) {
+        void *p = arena.take(bytes_c);
+        if (a.beta != 0.0)
+            GPK_FORWARD_IF_ERROR(copy_matrix(ctx, p, a.m, a.C, a.ldc, a.m, a.n, es, cudaMemcpyHostToDevice));
+        a.C = p, a.ldc = a.m;
+    }
+
+    // Validation recomputes into its own buffer from a snapshot of C.
+    void *check = nullptr;
+    const bool validate = ctx.validation && !scale_only;
+    if (validate) {
+        GPK_FORWARD_IF_ERROR(cuda::buffer(ctx, Slot::Check, bytes_c, &check));
+        if (a.beta != 0.0)
+            GPK_FORWARD_IF_ERROR(copy_matrix(ctx, check, a.m, a.C, a.ldc, a.m, a.n, es, cudaMemcpyDeviceToDevice));
+    }
+
+    GPK_FORWARD_IF_ERROR(scale_only ? cuda::gemm_naive(ctx, a) : ladder.rungs[index].run(ctx, a));
+
+    if (validate) {
+        const int ci = checker_of(ladder, index);
+        GemmArgs c = a;
+        c.C = check, c.ldc = a.m;
+        GPK_FORWARD_IF_ERROR(ladder.rungs[ci].run(ctx, c));
+        const char *vn = ladder.rungs[index].name, *cn = ladder.rungs[ci].name;
+        GPK_FORWARD_IF_ERROR(a.dtype == GPK_F32 ? compare_gemm<float>(ctx, a, check, vn, cn)
+                                                : compare_gemm<double>(ctx, a, check, vn, cn));
+    }
+    if (!dev_c) GPK_FORWARD_IF_ERROR(copy_matrix(ctx, user.C, user.ldc, a.C, a.ldc, a.m, a.n, es, cudaMemcpyDeviceToHost));
+    if (!(dev_a && dev_b && dev_c)) GPK_FORWARD_IF_ERROR(sync(ctx));
+    return GPK_SUCCESS;
+}
+
+// ---- reduce -----------------------------------------------------------------------
+
+// Reads one result value as double (integers exactly enough for comparison as int64).
+struct Value {
+    double f;
+    int64_t i;
+};
+
+Value read_value(int dtype, const void *p) {
+    Value v{0, 0};
+    if (dtype == GPK_F32) {
+        float f;
+        std::memcpy(&f, p, 4);
+        v.f = f;
+    } else if (dtype == GPK_F64) {
+        std::memcpy(&v.f, p, 8);
+    } else {
+        std::memcpy(&v.i, p, 8);
+    }
+    return v;
+}
+
+gpk_status compare_reduce(gpk_context &ctx, const ReduceArgs &a, const void *ref, const char *variant,
+                          const char *checker) {
+    unsigned char got_raw[8], want_raw[8];
+    const size_t rs = reduce_result_size(a.dtype);
+    GPK_FORWARD_IF_ERROR(copy_bytes(ctx, got_raw, a.result, rs, cudaMemcpyDeviceToHost));
+    GPK_FORWARD_IF_ERROR(copy_bytes(ctx, want_raw, ref, rs, cudaMemcpyDeviceToHost));
+    GPK_FORWARD_IF_ERROR(sync(ctx));
+    const Value got = read_value(a.dtype, got_raw), want = read_value(a.dtype, want_raw);
+    if (a.dtype == GPK_I32 || a.dtype == GPK_I64) {
+        GPK_RETURN_ERROR_IF(got.i != want.i, &ctx, GPK_ERROR_VALIDATION,
+                            "reduce variant '%s' gave %" PRId64 ", '%s' gave %" PRId64, variant, got.i, checker, want.i);
+        return GPK_SUCCESS;
+    }
+    const bool same = (std::isnan(got.f) && std::isnan(want.f)) || got.f == want.f;
+    double tol = 0;
+    if (!same && a.op == GPK_SUM && std::isfinite(got.f) && std::isfinite(want.f)) {
+        // Two summation trees each err by at most ~eps * depth * sum |x|.
+        const size_t es = dtype_size(a.dtype);
+        std::vector<unsigned char> x;
+        try {
+            x.resize(static_cast<size_t>(a.n) * es);
+        } catch (const std::bad_alloc &) {
+            return fail(&ctx, GPK_ERROR_OUT_OF_MEMORY, "out of host memory for the validation copy");
+        }
+        GPK_FORWARD_IF_ERROR(copy_bytes(ctx, x.data(), a.x, x.size(), cudaMemcpyDeviceToHost));
+        GPK_FORWARD_IF_ERROR(sync(ctx));
+        double abs_sum = 0;
+        for (int64_t i = 0; i < a.n; ++i)
+            abs_sum += std::fabs(read_value(a.dtype, x.data() + i * es).f);
+        const double eps = a.dtype == GPK_F32 ? 0x1p-24 : 0x1p-53;
+        tol = 4 * eps * (std::log2(static_cast<double>(a.n) + 1) + 2) * abs_sum;
+    }
+    GPK_RETURN_ERROR_IF(!same && !(std::fabs(got.f - want.f) <= tol), &ctx, GPK_ERROR_VALIDATION,
+                        "reduce variant '%s' gave %.17g, '%s' gave %.17g (tolerance %.3g)", variant, got.f, checker,
+                        want.f, tol);
+    return GPK_SUCCESS;
+}
+
+gpk_status reduce_cuda(gpk_context &ctx, const ReduceArgs &user, int index) {
+    const Ladder<ReduceArgs> &ladder = reduce_ladder(GPK_BACKEND_CUDA);
+    const size_t es = dtype_size(user.dtype), rs = reduce_result_size(user.dtype);
+    ReduceArgs a = user;
+    bool dev_x = true, dev_r = true;
+    if (a.n > 0) GPK_FORWARD_IF_ERROR(locate(ctx, a.x, "x", &dev_x));
+    GPK_FORWARD_IF_ERROR(locate(ctx, a.result, "result", &dev_r));
+
+    Arena arena{};
+    GPK_FORWARD_IF_ERROR(stage_buffer(ctx, (dev_x ? 0 : aligned(a.n * es)) + (dev_r ? 0 : aligned(rs)), &arena));
+    if (!dev_x) {
+        void *p = arena.take(a.n * es);
+        GPK_FORWARD_IF_ERROR(copy_bytes(ctx, p, a.x, a.n * es, cudaMemcpyHostToDevice));
+        a.x = p;
+    }
+    if (!dev_r) a.result = arena.take(rs);
+
+    GPK_FORWARD_IF_ERROR(ladder.rungs[index].run(ctx, a));
+
+    if (ctx.validation) {
+        const int ci = checker_of(ladder, index);
+        ReduceArgs c = a;
+        GPK_FORWARD_IF_ERROR(cuda::buffer(ctx, Slot::Check, rs, &c.result));
+        GPK_FORWARD_IF_ERROR(ladder.rungs[ci].run(ctx, c));
+        GPK_FORWARD_IF_ERROR(compare_reduce(ctx, a, c.result, ladder.rungs[index].name, ladder.rungs[ci].name));
+    }
+    if (!dev_r) {
+        GPK_FORWARD_IF_ERROR(copy_bytes(ctx, user.result, a.result, rs, cudaMemcpyDeviceToHost));
+        GPK_FORWARD_IF_ERROR(sync(ctx));
+    }
+    return GPK_SUCCESS;
+}
+
+// ---- transpose --------------------------------------------------------------------
+
+// Transposition is exact, so validation checks every element of B against A.
+template <class T>
+gpk_status compare_transpose(gpk_context &ctx, const TransposeArgs &a, const char *variant) {
+    std::vector<T> A, B;
+    GPK_FORWARD_IF_ERROR(fetch(ctx, &A, a.A, a.lda, a.rows, a.cols));
+    GPK_FORWARD_IF_ERROR(fetch(ctx, &B, a.B, a.ldb, a.cols, a.rows));
+    for (int64_t i = 0; i < a.rows; ++i)
+        for (int64_t j = 0; j < a.cols; ++j)
+            GPK_RETURN_ERROR_IF(B[j + i * a.cols] != A[i + j * a.rows], &ctx, GPK_ERROR_VALIDATION,
+                                "transpose variant '%s': B(%" PRId64 ", %" PRId64 ") is not A(%" PRId64 ", %" PRId64 ")",
+                                variant, j, i, i, j);
+    return GPK_SUCCESS;
+}
+
+gpk_status transpose_cuda(gpk_context &ctx, const TransposeArgs &user, int index) {
+    const Ladder<TransposeArgs> &ladder = transpose_ladder(GPK_BACKEND_CUDA);
+    const size_t es = user.elem_size, bytes = user.rows * user.cols * es;
+    TransposeArgs a = user;
+    bool dev_a = true, dev_b = true;
+    GPK_FORWARD_IF_ERROR(locate(ctx, a.A, "A", &dev_a));
+    GPK_FORWARD_IF_ERROR(locate(ctx, a.B, "B", &dev_b));
+
+    Arena arena{};
+    GPK_FORWARD_IF_ERROR(stage_buffer(ctx, (dev_a ? 0 : aligned(bytes)) + (dev_b ? 0 : aligned(bytes)), &arena));
+    if (!dev_a) {
+        void *p = arena.take(bytes);
+        GPK_FORWARD_IF_ERROR(copy_matrix(ctx, p, a.rows, a.A, a.lda, a.rows, a.cols, es, cudaMemcpyHostToDevice));
+        a.A = p, a.lda = a.rows;
+    }
+    if (!dev_b) a.B = arena.take(bytes), a.ldb = a.cols;
+
+    GPK_FORWARD_IF_ERROR(ladder.rungs[index].run(ctx, a));
+
+    if (ctx.validation) {
+        const char *name = ladder.rungs[index].name;
+        GPK_FORWARD_IF_ERROR(es == 4 ? compare_transpose<uint32_t>(ctx, a, name) : compare_transpose<uint64_t>(ctx, a, name));
+    }
+    if (!dev_b) {
+        GPK_FORWARD_IF_ERROR(copy_matrix(ctx, user.B, user.ldb, a.B, a.ldb, a.cols, a.rows, es, cudaMemcpyDeviceToHost));
+        GPK_FORWARD_IF_ERROR(sync(ctx));
+    }
+    return GPK_SUCCESS;
+}
+
+// ---- pi ---------------------------------------------------------------------------
+
+gpk_status pi_cuda(gpk_context &ctx, const PiArgs &a, int index) {
+    const Ladder<PiArgs> &ladder = pi_ladder(GPK_BACKEND_CUDA);
+    GPK_FORWARD_IF_ERROR(ladder.rungs[index].run(ctx, a));
+    if (ctx.validation) {
+        // Families differ in their draws, so the check is statistical: both estimates
+        // of the same probability must agree within 6 combined standard errors.
+        const int ci = index != ladder.vendor ? ladder.vendor : ladder.pick(a);
+        uint64_t other = 0;
+        PiArgs c = a;
+        c.hits = &other;
+        GPK_FORWARD_IF_ERROR(ladder.rungs[ci].run(ctx, c));
+        const double n = static_cast<double>(a.count);
+        const double p1 = static_cast<double>(*a.hits) / n, p2 = static_cast<double>(other) / n;
+        const double se = std::sqrt((p1 * (1 - p1) + p2 * (1 - p2)) / n);
+        GPK_RETURN_ERROR_IF(std::fabs(p1 - p2) > 6 * se + 1 / n, &ctx, GPK_ERROR_VALIDATION,
+                            "pi variant '%s' estimated %.9f, '%s' %.9f: more than 6 standard errors (%.3g) apart",
+                            ladder.rungs[index].name, 4 * p1, ladder.rungs[ci].name, 4 * p2, 4 * se);
+    }
+    return GPK_SUCCESS;
+}
+
+}  // namespace
+
+// ---- entry points -----------------------------------------------------------------
+
+gpk_status run_gemm(gpk_context &ctx, const GemmArgs &args) {
+    const Ladder<GemmArgs> &ladder = gemm_ladder(ctx.backend);
+    int index = 0;
+    GPK_FORWARD_IF_ERROR(select(ctx, GPK_OP_GEMM, ladder, args, args.dtype, &index));
+    if (ctx.backend == GPK_BACKEND_CUDA) {
+        cuda::DeviceGuard guard(ctx);
+        return gemm_cuda(ctx, args, index);
+    }
+    bool dev = false;
+    if (args.k > 0) {
+        GPK_FORWARD_IF_ERROR(locate(ctx, args.A, "A", &dev));
+        GPK_FORWARD_IF_ERROR(locate(ctx, args.B, "B", &dev));
+    }
+    GPK_FORWARD_IF_ERROR(locate(ctx, args.C, "C", &dev));
+    return ladder.rungs[index].run(ctx, args);
+}
+
+gpk_status run_reduce(gpk_context &ctx, const ReduceArgs &args) {
+    const Ladder<ReduceArgs> &ladder = reduce_ladder(ctx.backend);
+    int index = 0;
+    GPK_FORWARD_IF_ERROR(select(ctx, GPK_OP_REDUCE, ladder, args, args.dtype, &index));
+    if (ctx.backend == GPK_BACKEND_CUDA) {
+        cuda::DeviceGuard guard(ctx);
+        return reduce_cuda(ctx, args, index);
+    }
+    bool dev = false;
+    if (args.n > 0) GPK_FORWARD_IF_ERROR(locate(ctx, args.x, "x", &dev));
+    GPK_FORWARD_IF_ERROR(locate(ctx, args.result, "result", &dev));
+    return ladder.rungs[index].run(ctx, args);
+}
+
+gpk_status run_transpose(gpk_context &ctx, const TransposeArgs &args) {
+    const Ladder<TransposeArgs> &ladder = transpose_ladder(ctx.backend);
+    int index = 0;
+    GPK_FORWARD_IF_ERROR(select(ctx, GPK_OP_TRANSPOSE, ladder, args, args.dtype, &index));
+    if (ctx.backend == GPK_BACKEND_CUDA) {
+        cuda::DeviceGuard guard(ctx);
+        return transpose_cuda(ctx, args, index);
+    }
+    bool dev = false;
+    GPK_FORWARD_IF_ERROR(locate(ctx, args.A, "A", &dev));
+    GPK_FORWARD_IF_ERROR(locate(ctx, args.B, "B", &dev));
+    return ladder.rungs[index].run(ctx, args);
+}
+
+gpk_status run_pi(gpk_context &ctx, const PiArgs &args) {
+    const Ladder<PiArgs> &ladder = pi_ladder(ctx.backend);
+    const int index = ctx.variant[GPK_OP_PI] >= 0 ? ctx.variant[GPK_OP_PI] : ladder.pick(args);
+    if (ctx.backend == GPK_BACKEND_CUDA) {
+        cuda::DeviceGuard guard(ctx);
+        return pi_cuda(ctx, args, index);
+    }
+    return ladder.rungs[index].run(ctx, args);
+}
+
+gpk_status write_result(gpk_context &ctx, void *dst, const void *src, size_t bytes, const char *name) {
+    if (ctx.backend == GPK_BACKEND_CUDA) {
+        cuda::DeviceGuard guard(ctx);
+        bool dev = false;
+        GPK_FORWARD_IF_ERROR(locate(ctx, dst, name, &dev));
+        if (dev) {
+            GPK_FORWARD_IF_ERROR(copy_bytes(ctx, dst, src, bytes, cudaMemcpyHostToDevice));
+            return sync(ctx);
+        }
+    } else {
+        bool dev = false;
+        GPK_FORWARD_IF_ERROR(locate(ctx, dst, name, &dev));
+    }
+    std::memcpy(dst, src, bytes);
+    return GPK_SUCCESS;
+}
+
+}  // namespace gpk

@@ -1,0 +1,17 @@
+// Runs a checked, column-major-normalized call on the context's backend: picks the
+// variant, stages host arrays through the device for the CUDA backend, and in
+// validation mode compares the result with a second, independent computation.
+#pragma once
+
+#include "ops.hpp"
+
+namespace gpk {
+
+gpk_status run_gemm(gpk_context &ctx, const GemmArgs &args);
+gpk_status run_reduce(gpk_context &ctx, const ReduceArgs &args);
+gpk_status run_transpose(gpk_context &ctx, const TransposeArgs &args);
+gpk_status run_pi(gpk_context &ctx, const PiArgs &args);
+// Copies `bytes` from host memory to `dst`, which may be host or device memory.
+gpk_status write_result(gpk_context &ctx, void *dst, const void *src, size_t bytes, const char *name);
+
+}  // namespace gpk

@@ -1,0 +1,14 @@
+// The host backend: plain C++ (OpenMP where it pays), no CUDA. It is the fallback
+// when no GPU is usable and the reference every GPU variant is tested against.
+#pragma once
+
+#include "../ops.hpp"
+
+namespace gpk::host {
+
+gpk_status gemm(gpk_context &ctx, const GemmArgs &args);
+gpk_status reduce(gpk_context &ctx, const ReduceArgs &args);
+gpk_status transpose(gpk_context &ctx, const TransposeArgs &args);
+gpk_status pi(gpk_context &ctx, const PiArgs &args);
+
+}  // namespace gpk::host

@@ -1,0 +1,109 @@
+// The ladders. Order is the ladder's: the vendor library (or, on the host backend,
+// the reference) first, then the rungs from the simplest kernel up. Adding a rung is
+// one line here and one file under cuda/<op>/.
+#include "registry.hpp"
+
+#include "cuda/ladders.hpp"
+#include "host/host.hpp"
+
+#include <cstring>
+#include <iterator>
+
+namespace gpk {
+namespace {
+
+// ---- host backend: one reference implementation per op ---------------------------
+
+constexpr Variant<GemmArgs> kHostGemm[] = {{"host", kFloatTypes, host::gemm}};
+constexpr Variant<ReduceArgs> kHostReduce[] = {{"host", kAllTypes, host::reduce}};
+constexpr Variant<TransposeArgs> kHostTranspose[] = {{"host", kAllTypes, host::transpose}};
+constexpr Variant<PiArgs> kHostPi[] = {{"host", kAllTypes, host::pi}};
+
+template <class Args>
+int first_rung(const Args &) { return 0; }
+
+// ---- CUDA backend -----------------------------------------------------------------
+
+constexpr Variant<GemmArgs> kCudaGemm[] = {
+    {"cublas", kFloatTypes, cuda::gemm_cublas},
+    {"naive", kFloatTypes, cuda::gemm_naive},
+};
+// Until a rung of ours beats cuBLAS, "auto" is cuBLAS.
+int pick_gemm(const GemmArgs &) { return 0; }
+
+constexpr Variant<ReduceArgs> kCudaReduce[] = {
+    {"cub", kAllTypes, cuda::reduce_cub},
+    {"interleaved", kAllTypes, cuda::reduce_interleaved},
+};
+int pick_reduce(const ReduceArgs &) { return 0; }
+
+constexpr Variant<TransposeArgs> kCudaTranspose[] = {
+    {"cublas_geam", kFloatTypes, cuda::transpose_geam},
+    {"naive", kAllTypes, cuda::transpose_naive},
+};
+// geam moves floats only; integer elements go to our own kernel.
+int pick_transpose(const TransposeArgs &args) {
+    return (kCudaTranspose[0].dtypes & dtype_bit(args.dtype)) ? 0 : 1;
+}
+
+constexpr Variant<PiArgs> kCudaPi[] = {
+    {"curand_thrust", kAllTypes, cuda::pi_curand},
+    {"fused", kAllTypes, cuda::pi_fused},
+};
+// The default must be of the Philox family, so that hits match the host backend.
+int pick_pi(const PiArgs &) { return 1; }
+
+template <class Args, int N>
+constexpr Ladder<Args> ladder(const Variant<Args> (&rungs)[N], int vendor, int (*pick)(const Args &)) {
+    return Ladder<Args>{rungs, N, vendor, pick};
+}
+
+const Ladder<GemmArgs> kGemm[2] = {ladder(kCudaGemm, 0, pick_gemm), ladder(kHostGemm, -1, first_rung<GemmArgs>)};
+const Ladder<ReduceArgs> kReduce[2] = {ladder(kCudaReduce, 0, pick_reduce),
+                                       ladder(kHostReduce, -1, first_rung<ReduceArgs>)};
+const Ladder<TransposeArgs> kTranspose[2] = {ladder(kCudaTranspose, 0, pick_transpose),
+                                             ladder(kHostTranspose, -1, first_rung<TransposeArgs>)};
+const Ladder<PiArgs> kPi[2] = {ladder(kCudaPi, 0, pick_pi), ladder(kHostPi, -1, first_rung<PiArgs>)};
+
+int slot(int backend) { return backend == GPK_BACKEND_CUDA ? 0 : 1; }
+
+template <class Args>
+const char *name_of(const Ladder<Args> &l, int index) {
+    return (index >= 0 && index < l.count) ? l.rungs[index].name : nullptr;
+}
+
+}  // namespace
+
+const Ladder<GemmArgs> &gemm_ladder(int backend) { return kGemm[slot(backend)]; }
+const Ladder<ReduceArgs> &reduce_ladder(int backend) { return kReduce[slot(backend)]; }
+const Ladder<TransposeArgs> &transpose_ladder(int backend) { return kTranspose[slot(backend)]; }
+const Ladder<PiArgs> &pi_ladder(int backend) { return kPi[slot(backend)]; }
+
+int variant_count(int op, int backend) {
+    switch (op) {
+        case GPK_OP_GEMM: return gemm_ladder(backend).count;
+        case GPK_OP_REDUCE: return reduce_ladder(backend).count;
+        case GPK_OP_TRANSPOSE: return transpose_ladder(backend).count;
+        case GPK_OP_PI: return pi_ladder(backend).count;
+        default: return 0;
+    }
+}
+
+const char *variant_name(int op, int backend, int index) {
+    switch (op) {
+        case GPK_OP_GEMM: return name_of(gemm_ladder(backend), index);
+        case GPK_OP_REDUCE: return name_of(reduce_ladder(backend), index);
+        case GPK_OP_TRANSPOSE: return name_of(transpose_ladder(backend), index);
+        case GPK_OP_PI: return name_of(pi_ladder(backend), index);
+        default: return nullptr;
+    }
+}
+
+int variant_index(int op, int backend, const char *name) {
+    const int count = variant_count(op, backend);
+    for (int i = 0; i < count; ++i)
+        if (std::strcmp(variant_name(op, backend, i), name) == 0) return i;
+    return -1;
+}
+
+}  // namespace gpk
