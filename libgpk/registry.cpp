@@ -40,6 +40,11 @@ int pick_reduce(const ReduceArgs &) { return 0; }
 constexpr Variant<TransposeArgs> kCudaTranspose[] = {
     {"cublas_geam", kFloatTypes, cuda::transpose_geam},
     {"naive", kAllTypes, cuda::transpose_naive},
+    {"smem_tile", kAllTypes, cuda::transpose_smem_tile},
+    {"padded_tile", kAllTypes, cuda::transpose_padded_tile},
+    {"block_rows", kAllTypes, cuda::transpose_block_rows},
+    {"tile64", kAllTypes, cuda::transpose_tile64},
+    {"tile64_vec2", kAllTypes, cuda::transpose_tile64_vec2},
 };
 // geam moves floats only; integer elements go to our own kernel.
 int pick_transpose(const TransposeArgs &args) {
@@ -48,10 +53,14 @@ int pick_transpose(const TransposeArgs &args) {
 
 constexpr Variant<PiArgs> kCudaPi[] = {
     {"curand_thrust", kAllTypes, cuda::pi_curand},
+    {"lecture", kAllTypes, cuda::pi_lecture},
     {"fused", kAllTypes, cuda::pi_fused},
+    {"registers", kAllTypes, cuda::pi_registers},
+    {"ilp", kAllTypes, cuda::pi_ilp},
+    {"persistent", kAllTypes, cuda::pi_persistent},
 };
 // The default must be of the Philox family, so that hits match the host backend.
-int pick_pi(const PiArgs &) { return 1; }
+int pick_pi(const PiArgs &) { return 5; }
 
 template <class Args, int N>
 constexpr Ladder<Args> ladder(const Variant<Args> (&rungs)[N], int vendor, int (*pick)(const Args &)) {

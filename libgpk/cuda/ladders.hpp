@@ -17,8 +17,17 @@ gpk_status reduce_interleaved(gpk_context &ctx, const ReduceArgs &args); // redu
 
 gpk_status transpose_geam(gpk_context &ctx, const TransposeArgs &args);  // transpose/00_cublas_geam.cu
 gpk_status transpose_naive(gpk_context &ctx, const TransposeArgs &args); // transpose/01_naive.cu
+gpk_status transpose_smem_tile(gpk_context &ctx, const TransposeArgs &args);     // transpose/02_smem_tile.cu
+gpk_status transpose_padded_tile(gpk_context &ctx, const TransposeArgs &args);   // transpose/03_padded_tile.cu
+gpk_status transpose_block_rows(gpk_context &ctx, const TransposeArgs &args);    // transpose/04_block_rows.cu
+gpk_status transpose_tile64(gpk_context &ctx, const TransposeArgs &args);        // transpose/05_tile64.cu
+gpk_status transpose_tile64_vec2(gpk_context &ctx, const TransposeArgs &args);   // transpose/06_tile64_vec2.cu
 
 gpk_status pi_curand(gpk_context &ctx, const PiArgs &args);              // pi/00_curand_thrust.cu
-gpk_status pi_fused(gpk_context &ctx, const PiArgs &args);               // pi/01_fused.cu
+gpk_status pi_lecture(gpk_context &ctx, const PiArgs &args);             // pi/01_lecture.cu
+gpk_status pi_fused(gpk_context &ctx, const PiArgs &args);               // pi/02_fused.cu
+gpk_status pi_registers(gpk_context &ctx, const PiArgs &args);           // pi/03_registers.cu
+gpk_status pi_ilp(gpk_context &ctx, const PiArgs &args);                 // pi/04_ilp.cu
+gpk_status pi_persistent(gpk_context &ctx, const PiArgs &args);          // pi/05_persistent.cu
 
 }  // namespace gpk::cuda

@@ -61,9 +61,10 @@ gpk_status probe_device(gpk_context *ctx, int device) {
     const cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess) {
         cudaGetLastError();
-        return fail(ctx, GPK_ERROR_NO_DEVICE, "no usable CUDA GPU: %s", cudaGetErrorString(err));
+        return fail(ctx, GPK_ERROR_NO_DEVICE, "device (%d) cannot be used: no usable CUDA GPU: %s", device,
+                    cudaGetErrorString(err));
     }
-    GPK_RETURN_ERROR_IF(count == 0, ctx, GPK_ERROR_NO_DEVICE, "no usable CUDA GPU: none is visible");
+    GPK_RETURN_ERROR_IF(count == 0, ctx, GPK_ERROR_NO_DEVICE, "device (%d) cannot be used: no CUDA GPU is visible", device);
     GPK_RETURN_ERROR_IF(device >= count, ctx, GPK_ERROR_NO_DEVICE,
                         "device (%d) does not exist: %d CUDA GPU%s visible (0..%d)", device, count,
                         count == 1 ? " is" : "s are", count - 1);
@@ -81,7 +82,7 @@ gpk_status probe_device(gpk_context *ctx, int device) {
         cudaGetDeviceProperties(&prop, device);
         status = fail(ctx, GPK_ERROR_NO_DEVICE,
                       "GPU %d (%s, compute capability %d.%d) has no libgpk kernel image: rebuild with "
-                      "-Dcuda_arch=%d%d",
+                      "-Dgpu_arch=%d%d",
                       device, prop.name, prop.major, prop.minor, prop.major, prop.minor);
     }
     if (previous >= 0 && previous != device) cudaSetDevice(previous);

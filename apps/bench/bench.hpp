@@ -1,0 +1,185 @@
+// gpk-bench: walks every variant of every op through the public API, checks each
+// one against the vendor variant (index 0), then times it.
+//
+// The pieces: an Env (the context under test, its stream, the L2 flush buffer),
+// Buffers that live where the backend computes, one Case per (op, dtype, size)
+// that knows how to fill, call and check its op, and the harness that runs a Case
+// over the whole ladder. Nothing here knows how many rungs a ladder has.
+#pragma once
+
+#include "gpk/gpk.h"
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpk_bench {
+
+// A CUDA runtime or allocation failure inside the app (not inside libgpk).
+struct Error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Throws Error naming the call when it did not succeed.
+void check_cuda(cudaError_t err, const char *what);
+
+// Where the benchmark runs. On the host backend no CUDA call is ever made.
+struct Env {
+    gpk_context *ctx = nullptr;       // the context under test
+    bool cuda = false;
+    int device = 0;
+    cudaStream_t stream = nullptr;    // app-owned, set on ctx with gpk_set_stream
+    void *l2_flush = nullptr;         // device buffer overwritten before each timed call
+    size_t l2_flush_bytes = 0;
+    gpk_context *host_ctx = nullptr;  // host backend, for references the vendor cannot give
+
+    // Creates the context (and on CUDA the stream and flush buffer). backend is
+    // GPK_BACKEND_*; AUTO takes the GPU when there is one. Throws Error, or
+    // returns the failing status through *status with nothing created.
+    static std::unique_ptr<Env> create(int backend, int device, gpk_status *status);
+    ~Env();
+
+    // The host-backend context, created on first use; null if that failed.
+    gpk_context *host_reference_ctx();
+    // Waits for everything issued on the stream.
+    void sync() const;
+};
+
+// Memory where the backend computes: device memory on CUDA, host memory otherwise.
+class Buffer {
+public:
+    Buffer(const Env &env, size_t bytes);
+    ~Buffer();
+    Buffer(const Buffer &) = delete;
+    Buffer &operator=(const Buffer &) = delete;
+
+    void *data() const { return ptr_; }
+    size_t bytes() const { return bytes_; }
+    void upload(const void *src);              // bytes() from host memory
+    void download(void *dst) const;            // bytes() into host memory (waits)
+    void poison();                             // all bytes 0xFF: NaN for floats, -1 for integers
+
+private:
+    const Env &env_;
+    void *ptr_ = nullptr;
+    size_t bytes_ = 0;
+};
+
+// Deterministic non-zero test data, generated in parallel from (seed, index).
+void fill_signed(float *x, size_t n, uint64_t seed);    // +-[0.25, 1)
+void fill_signed(double *x, size_t n, uint64_t seed);
+void fill_positive(float *x, size_t n, uint64_t seed);  // [0.5, 1.5)
+void fill_positive(double *x, size_t n, uint64_t seed);
+void fill_int(int32_t *x, size_t n, uint64_t seed);     // [1, 1000]
+void fill_int(int64_t *x, size_t n, uint64_t seed);
+
+// The verdict on one variant's output.
+struct Check {
+    bool ok = false;
+    std::string detail;  // "max rel err 3.1e-07 (tol 6.4e-05)", "bitwise equal", ...
+};
+
+// One (op, dtype, size): owns its inputs and output and knows its op's rules.
+class Case {
+public:
+    virtual ~Case() = default;
+
+    virtual int op() const = 0;                 // GPK_OP_*
+    virtual const char *op_name() const = 0;    // "gemm"
+    virtual int dtype() const { return -1; }    // GPK_F32...; -1 for none (pi)
+    virtual std::vector<std::pair<const char *, uint64_t>> sizes() const = 0;  // {"m", 4096}, ...
+    virtual std::string shape_note() const { return ""; }  // "column-major, C = A B"
+    virtual double work() const = 0;            // per call, counted in unit_scale()s
+    virtual double unit_scale() const = 0;      // 1e12 for TFLOP/s
+    virtual const char *unit() const = 0;
+
+    // Allocates and fills the inputs; may throw Error.
+    virtual void prepare() = 0;
+    // Makes the output unmistakably unwritten.
+    virtual void poison() = 0;
+    // The single call that is checked and timed.
+    virtual gpk_status call(gpk_context *ctx) = 0;
+    // The output just computed becomes the reference (called for variant 0).
+    virtual void keep_reference() = 0;
+    virtual bool has_reference() const = 0;
+    // Computes the reference on the host backend, for when variant 0 could not.
+    virtual gpk_status host_reference(gpk_context *host) = 0;
+    // Compares the output just computed with the reference. `vendor` says the
+    // output came from the vendor library (some ops check it differently).
+    virtual Check check(bool vendor) = 0;
+};
+
+std::unique_ptr<Case> make_gemm_case(const Env &env, int dtype, int64_t m, int64_t n, int64_t k);
+std::unique_ptr<Case> make_reduce_case(const Env &env, int dtype, int64_t n);
+std::unique_ptr<Case> make_transpose_case(const Env &env, int dtype, int64_t rows, int64_t cols);
+std::unique_ptr<Case> make_pi_case(const Env &env, uint64_t samples, uint64_t seed);
+
+// One variant's line in the results.
+struct Row {
+    enum class Status { kOk, kFailed, kUnsupported, kUnchecked };
+
+    std::string variant;
+    int index = 0;
+    Status status = Status::kOk;
+    std::string detail;                  // check verdict or error text
+    int repeats = 0;                     // timed calls (0: not timed)
+    bool time_boxed = false;             // slow first call: fewer repeats
+    double median_ms = 0, min_ms = 0;
+    double throughput = 0;               // in the case's unit
+    std::optional<double> ratio_to_vendor;      // throughput / variant 0's; >1 is faster
+    std::optional<double> speedup_over_first;   // throughput / rung 1's (cumulative)
+    std::optional<double> step_speedup;         // throughput / the rung below's
+
+    bool timed() const { return repeats > 0; }
+    bool failed() const { return status == Status::kFailed; }
+};
+
+const char *status_name(Row::Status status);
+
+// What one case produced, kept after the case (and its memory) is gone.
+struct CaseResult {
+    std::string op;
+    std::string dtype;  // "-" for none
+    std::vector<std::pair<const char *, uint64_t>> sizes;
+    std::string unit;
+    std::vector<Row> rows;
+    std::string error;  // set when the case could not run at all
+    int name_width = 7;  // for the table: the longest variant name
+};
+
+struct RunOptions {
+    int repeat = 20;
+    double time_box_s = 2.0;  // a first call slower than this gets...
+    int time_boxed_repeat = 3;  // ...this many timed repeats
+};
+
+// Checks and times every variant of the case's op on env.ctx, printing the table
+// as it goes.
+CaseResult run_case(Env &env, Case &c, const RunOptions &opt);
+
+// The table's title line for a case: "gemm f32  m=4096 n=4096 k=4096".
+std::string case_title(const CaseResult &r);
+void print_table_header(const Env &env, const CaseResult &r, const std::string &note);
+void print_row(const CaseResult &r, const Row &row);
+void print_case_error(const CaseResult &r);
+
+// Writes the header and every row as JSON; returns false when the file cannot be written.
+struct RunInfo {
+    std::string backend, device, cuda_driver, cuda_runtime, compute_capability, date;
+    int device_index = 0;
+    int sm_count = 0;
+    bool quick = false;
+    int repeat = 0;
+    size_t l2_flush_bytes = 0;
+};
+RunInfo describe_run(const Env &env, bool quick, int repeat);
+bool write_json(const std::string &path, const RunInfo &info, const std::vector<CaseResult> &results);
+
+}  // namespace gpk_bench

@@ -1,0 +1,229 @@
+// The harness: for each variant of a case's op, in ladder order -- select it by
+// name, run it once on poisoned output and check it, warm it up, then time it
+// with L2 flushed before every repeat. Variant 0 (the vendor library; the
+// reference on the host backend) runs first and its output is the reference.
+#include "bench.hpp"
+
+#include "../common/cli.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+namespace gpk_bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string failure_text(const char *what, gpk_status st, const gpk_context *ctx) {
+    return std::string(what) + ": " + gpk_status_string(st) + ": " + gpk_last_error(ctx);
+}
+
+// Times single calls: CUDA events around the call on the context's stream, or a
+// steady clock on the host backend (whose calls are synchronous).
+class Timer {
+public:
+    explicit Timer(Env &env) : env_(env) {
+        if (!env.cuda) return;
+        check_cuda(cudaEventCreate(&start_), "cudaEventCreate");
+        check_cuda(cudaEventCreate(&stop_), "cudaEventCreate");
+    }
+    ~Timer() {
+        if (start_) cudaEventDestroy(start_);
+        if (stop_) cudaEventDestroy(stop_);
+    }
+    Timer(const Timer &) = delete;
+    Timer &operator=(const Timer &) = delete;
+
+    gpk_status time(Case &c, double *ms) {
+        if (!env_.cuda) {
+            const auto t0 = Clock::now();
+            const gpk_status st = c.call(env_.ctx);
+            *ms = seconds_since(t0) * 1e3;
+            return st;
+        }
+        // Queued ahead of the start event, so the flush is not part of the time.
+        check_cuda(cudaMemsetAsync(env_.l2_flush, 0, env_.l2_flush_bytes, env_.stream), "cudaMemsetAsync (L2 flush)");
+        check_cuda(cudaEventRecord(start_, env_.stream), "cudaEventRecord");
+        const gpk_status st = c.call(env_.ctx);
+        check_cuda(cudaEventRecord(stop_, env_.stream), "cudaEventRecord");
+        check_cuda(cudaEventSynchronize(stop_), "cudaEventSynchronize");
+        if (st != GPK_SUCCESS) return st;
+        float elapsed = 0;
+        check_cuda(cudaEventElapsedTime(&elapsed, start_, stop_), "cudaEventElapsedTime");
+        *ms = elapsed;
+        return GPK_SUCCESS;
+    }
+
+private:
+    Env &env_;
+    cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t h = v.size() / 2;
+    return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+// Fills `row` for variant row.index; the case's reference is set by variant 0.
+void measure(Env &env, Case &c, Timer &timer, const RunOptions &opt, Row &row) {
+    gpk_context *ctx = env.ctx;
+    gpk_status st = gpk_set_variant(ctx, c.op(), row.variant.c_str());
+    if (st != GPK_SUCCESS) {
+        row.status = Row::Status::kFailed;
+        row.detail = failure_text("gpk_set_variant", st, ctx);
+        return;
+    }
+
+    c.poison();
+    const auto t0 = Clock::now();
+    st = c.call(ctx);
+    if (st == GPK_SUCCESS) st = gpk_synchronize(ctx);
+    const double first_call_s = seconds_since(t0);
+    if (st == GPK_ERROR_NOT_SUPPORTED) {
+        row.status = Row::Status::kUnsupported;
+        row.detail = gpk_last_error(ctx);
+        return;
+    }
+    if (st != GPK_SUCCESS) {
+        row.status = Row::Status::kFailed;
+        row.detail = failure_text("first call", st, ctx);
+        return;
+    }
+
+    if (row.index == 0) {
+        c.keep_reference();
+    } else if (!c.has_reference()) {
+        gpk_context *host = env.host_reference_ctx();
+        const gpk_status ref = host ? c.host_reference(host) : GPK_ERROR_NO_DEVICE;
+        if (ref != GPK_SUCCESS) {
+            row.status = Row::Status::kUnchecked;
+            row.detail = failure_text("no reference: host backend", ref, host);
+        }
+    }
+    if (c.has_reference()) {
+        const Check verdict = c.check(env.cuda && row.index == 0);
+        row.detail = verdict.detail;
+        if (!verdict.ok) {
+            // A wrong answer has no speed worth reporting.
+            row.status = Row::Status::kFailed;
+            return;
+        }
+    }
+
+    row.time_boxed = first_call_s > opt.time_box_s;
+    int repeats = opt.repeat;
+    if (row.time_boxed) {
+        repeats = std::min(opt.repeat, opt.time_boxed_repeat);
+    } else {
+        // The checked call paid for one-time setup (handles, workspace, module
+        // loading); one more call so the timed ones see the steady state.
+        st = c.call(ctx);
+        if (st == GPK_SUCCESS) st = gpk_synchronize(ctx);
+        if (st != GPK_SUCCESS) {
+            row.status = Row::Status::kFailed;
+            row.detail = failure_text("warm-up call", st, ctx);
+            return;
+        }
+    }
+
+    std::vector<double> ms(static_cast<size_t>(repeats));
+    for (double &t : ms) {
+        st = timer.time(c, &t);
+        if (st != GPK_SUCCESS) {
+            row.status = Row::Status::kFailed;
+            row.detail = failure_text("timed call", st, ctx);
+            return;
+        }
+    }
+    if ((st = gpk_synchronize(ctx)) != GPK_SUCCESS) {
+        row.status = Row::Status::kFailed;
+        row.detail = failure_text("gpk_synchronize", st, ctx);
+        return;
+    }
+    row.repeats = repeats;
+    row.median_ms = median(ms);
+    row.min_ms = *std::min_element(ms.begin(), ms.end());
+    row.throughput = c.work() / (row.median_ms * 1e-3) / c.unit_scale();
+}
+
+std::optional<double> ratio(const Row &num, const Row &den) {
+    if (!num.timed() || !den.timed() || den.throughput <= 0) return std::nullopt;
+    return num.throughput / den.throughput;
+}
+
+// Variant 0 is the vendor; rung 1 is the first of the library's own (on a
+// one-variant ladder, variant 0 itself).
+void fill_ratios(std::vector<Row> &rows, size_t ladder_size) {
+    const size_t first = ladder_size > 1 ? 1 : 0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+        rows[i].ratio_to_vendor = ratio(rows[i], rows[0]);
+        rows[i].speedup_over_first = first < rows.size() ? ratio(rows[i], rows[first]) : std::nullopt;
+        rows[i].step_speedup = i > first ? ratio(rows[i], rows[i - 1]) : std::nullopt;
+    }
+}
+
+}  // namespace
+
+const char *status_name(Row::Status status) {
+    switch (status) {
+        case Row::Status::kOk: return "ok";
+        case Row::Status::kFailed: return "FAILED";
+        case Row::Status::kUnsupported: return "unsupported";
+        case Row::Status::kUnchecked: return "unchecked";
+    }
+    return "?";
+}
+
+CaseResult run_case(Env &env, Case &c, const RunOptions &opt) {
+    CaseResult r;
+    r.op = c.op_name();
+    r.dtype = gpk_app::dtype_name(c.dtype());
+    r.sizes = c.sizes();
+    r.unit = c.unit();
+
+    int count = 0;
+    gpk_status st = gpk_variant_count(env.ctx, c.op(), &count);
+    if (st != GPK_SUCCESS) {
+        r.error = failure_text("gpk_variant_count", st, env.ctx);
+        return r;
+    }
+    std::vector<std::string> names;
+    for (int i = 0; i < count; ++i) {
+        const char *name = gpk_variant_name(env.ctx, c.op(), i);
+        names.push_back(name ? name : "");
+        r.name_width = std::max(r.name_width, static_cast<int>(names.back().size()));
+    }
+    print_table_header(env, r, c.shape_note());
+
+    try {
+        c.prepare();
+        Timer timer(env);
+        for (int i = 0; i < count; ++i) {
+            Row row;
+            row.index = i;
+            row.variant = names[static_cast<size_t>(i)];
+            try {
+                measure(env, c, timer, opt, row);
+            } catch (const Error &e) {
+                row.status = Row::Status::kFailed;
+                row.detail = e.what();
+            }
+            r.rows.push_back(row);
+            fill_ratios(r.rows, names.size());
+            print_row(r, r.rows.back());
+        }
+    } catch (const Error &e) {
+        r.error = e.what();
+        print_case_error(r);
+    }
+    // Later cases, and anyone reusing the context, start from the default again.
+    gpk_set_variant(env.ctx, c.op(), nullptr);
+    return r;
+}
+
+}  // namespace gpk_bench

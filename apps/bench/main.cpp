@@ -1,0 +1,309 @@
+// gpk-bench: checks and times every variant of every op, and says what each rung
+// of a ladder buys over the one below and how it stands against the vendor.
+//
+// Without a usable GPU it benchmarks the host backend at small sizes instead,
+// making no CUDA call, so that a machine without a GPU can still smoke-test it.
+#include "bench.hpp"
+
+#include "../common/cli.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace gpk_bench;
+
+constexpr const char *kProg = "gpk-bench";
+constexpr const char *kDefaultJson = "gpk-bench.json";
+constexpr uint64_t kPiSeed = 2026;
+constexpr int kDefaultRepeat = 20;
+constexpr int kQuickRepeat = 5;
+
+// One table: an op at one dtype and one size ("4096", "8192x4096", "2^28").
+struct Spec {
+    int op;
+    int dtype;  // -1 for pi
+    std::vector<uint64_t> dims;
+};
+
+const char *const kOpNames[] = {"gemm", "reduce", "transpose", "pi"};
+
+// The headline set of PERF.md: sizes that fill the chip, plus the small ones
+// where launch overhead shows.
+std::vector<Spec> default_specs(int op, bool quick) {
+    const uint64_t p20 = uint64_t(1) << 20, p22 = uint64_t(1) << 22, p28 = uint64_t(1) << 28;
+    switch (op) {
+        case GPK_OP_GEMM:
+            if (quick) return {{op, GPK_F32, {256}}, {op, GPK_F64, {256}}};
+            return {{op, GPK_F32, {1024}}, {op, GPK_F32, {4096}}, {op, GPK_F64, {1024}}, {op, GPK_F64, {4096}}};
+        case GPK_OP_REDUCE:
+            if (quick) return {{op, GPK_F32, {p20}}, {op, GPK_I32, {p20}}};
+            return {{op, GPK_F32, {p22}}, {op, GPK_F32, {p28}}, {op, GPK_I32, {p22}}, {op, GPK_I32, {p28}}};
+        case GPK_OP_TRANSPOSE:
+            if (quick) return {{op, GPK_F32, {1024}}, {op, GPK_F64, {1024}}};
+            return {{op, GPK_F32, {8192}}, {op, GPK_F32, {16384}}, {op, GPK_F64, {8192}}};
+        default:
+            return {{op, -1, {quick ? p22 : uint64_t(1) << 32}}};
+    }
+}
+
+struct Options {
+    std::vector<int> ops;
+    std::vector<std::string> sizes;  // as given, parsed per op
+    std::vector<int> dtypes;
+    int repeat = 0;  // 0: the default for the mode
+    std::string json = kDefaultJson;
+    bool quick = false;
+    bool list = false;
+    int backend = GPK_BACKEND_AUTO;
+    int device = 0;
+};
+
+void usage(std::FILE *to) {
+    std::fprintf(to,
+                 "usage: %s [--op gemm|reduce|transpose|pi|all] [--size S[,S...]] [--dtype f32|f64|i32|i64[,...]]\n"
+                 "                 [--repeat R] [--json FILE] [--quick] [--backend auto|cuda|host] [--device N]\n"
+                 "                 [--list]\n"
+                 "  --op       ops to run, comma-separated (default all)\n"
+                 "  --size     gemm: N or MxNxK; reduce: N; transpose: N or ROWSxCOLS; pi: samples.\n"
+                 "             Counts may be written 4096, 2^28 or 1e8. Default: the headline set\n"
+                 "             (gemm 1024^3 and 4096^3; reduce 2^22 and 2^28; transpose 8192^2 and\n"
+                 "             16384^2 (f64: 8192^2); pi 2^32 samples)\n"
+                 "  --dtype    element types, comma-separated (default: gemm f32,f64; reduce f32,i32;\n"
+                 "             transpose f32,f64); pi has none\n"
+                 "  --repeat   timed calls per variant (default %d; %d with --quick or on the host backend);\n"
+                 "             a variant whose first call takes over 2 s gets 3\n"
+                 "  --json     where to write every row (default %s)\n"
+                 "  --quick    small sizes, for a smoke test\n"
+                 "  --backend  auto (default): the GPU, or the host backend at small sizes without one\n"
+                 "  --device   CUDA device index (default 0)\n"
+                 "  --list     print the variants of each op and exit\n"
+                 "Exit status: 0 when every variant matched the vendor's output, 1 otherwise.\n",
+                 kProg, kDefaultRepeat, kQuickRepeat, kDefaultJson);
+}
+
+int parse_op(const std::string &name) {
+    for (int op = 0; op < 4; ++op)
+        if (name == kOpNames[op]) return op;
+    return -1;
+}
+
+// Returns 0 when the options are good, else the exit status to use.
+int parse(int argc, char **argv, Options *opt) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        std::string value;
+        bool missing = false;
+        const auto bad = [&](const std::string &what) {
+            std::fprintf(stderr, "%s: %s\n", kProg, what.c_str());
+            return 2;
+        };
+        if (arg == "-h" || arg == "--help") {
+            usage(stdout);
+            std::exit(0);
+        } else if (arg == "--quick") {
+            opt->quick = true;
+        } else if (arg == "--list") {
+            opt->list = true;
+        } else if (gpk_app::take_option(argc, argv, &i, "--op", &value, &missing)) {
+            if (missing) return bad("--op needs a value");
+            for (const std::string &name : gpk_app::split(value, ',')) {
+                if (name == "all") {
+                    opt->ops = {GPK_OP_GEMM, GPK_OP_REDUCE, GPK_OP_TRANSPOSE, GPK_OP_PI};
+                    continue;
+                }
+                const int op = parse_op(name);
+                if (op < 0) return bad("unknown op '" + name + "' (gemm, reduce, transpose, pi or all)");
+                opt->ops.push_back(op);
+            }
+        } else if (gpk_app::take_option(argc, argv, &i, "--size", &value, &missing)) {
+            if (missing) return bad("--size needs a value");
+            for (const std::string &size : gpk_app::split(value, ',')) opt->sizes.push_back(size);
+        } else if (gpk_app::take_option(argc, argv, &i, "--dtype", &value, &missing)) {
+            if (missing) return bad("--dtype needs a value");
+            for (const std::string &name : gpk_app::split(value, ',')) {
+                const int dtype = gpk_app::parse_dtype(name);
+                if (dtype < 0) return bad("unknown dtype '" + name + "' (f32, f64, i32 or i64)");
+                opt->dtypes.push_back(dtype);
+            }
+        } else if (gpk_app::take_option(argc, argv, &i, "--repeat", &value, &missing)) {
+            const auto repeat = gpk_app::parse_count(value);
+            if (missing || !repeat || *repeat < 1 || *repeat > 100000) return bad("--repeat needs a count >= 1");
+            opt->repeat = static_cast<int>(*repeat);
+        } else if (gpk_app::take_option(argc, argv, &i, "--json", &value, &missing)) {
+            if (missing || value.empty()) return bad("--json needs a file name");
+            opt->json = value;
+        } else if (gpk_app::take_option(argc, argv, &i, "--backend", &value, &missing)) {
+            opt->backend = missing ? -1 : gpk_app::parse_backend(value);
+            if (opt->backend < 0) return bad("--backend must be auto, cuda or host");
+        } else if (gpk_app::take_option(argc, argv, &i, "--device", &value, &missing)) {
+            const auto device = gpk_app::parse_count(value);
+            if (missing || !device || *device > 1024) return bad("--device needs a device index");
+            opt->device = static_cast<int>(*device);
+        } else {
+            std::fprintf(stderr, "%s: unexpected argument '%s'\n", kProg, arg.c_str());
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (opt->ops.empty()) opt->ops = {GPK_OP_GEMM, GPK_OP_REDUCE, GPK_OP_TRANSPOSE, GPK_OP_PI};
+    return 0;
+}
+
+bool valid_dims(int op, const std::vector<uint64_t> &d) {
+    for (uint64_t v : d)
+        if (v == 0) return false;
+    switch (op) {
+        case GPK_OP_GEMM: return d.size() == 1 || d.size() == 3;
+        case GPK_OP_TRANSPOSE: return d.size() == 1 || d.size() == 2;
+        default: return d.size() == 1;
+    }
+}
+
+// The tables to print, in order: the defaults, with --dtype and --size replacing
+// the default dtypes and sizes of each op.
+bool plan(const Options &opt, bool small, std::vector<Spec> *specs) {
+    for (int op : opt.ops) {
+        const std::vector<Spec> defaults = default_specs(op, small);
+        if (opt.dtypes.empty() && opt.sizes.empty()) {
+            specs->insert(specs->end(), defaults.begin(), defaults.end());
+            continue;
+        }
+        std::vector<int> dtypes;
+        std::vector<std::vector<uint64_t>> sizes;
+        for (const Spec &s : defaults) {
+            if (std::find(dtypes.begin(), dtypes.end(), s.dtype) == dtypes.end()) dtypes.push_back(s.dtype);
+            if (std::find(sizes.begin(), sizes.end(), s.dims) == sizes.end()) sizes.push_back(s.dims);
+        }
+        if (!opt.dtypes.empty() && op != GPK_OP_PI) {
+            dtypes.clear();
+            for (int dtype : opt.dtypes) {
+                if (op == GPK_OP_GEMM && dtype != GPK_F32 && dtype != GPK_F64) {
+                    std::printf("%s: gemm is floating point only; skipping %s\n", kProg, gpk_app::dtype_name(dtype));
+                    continue;
+                }
+                dtypes.push_back(dtype);
+            }
+        }
+        if (!opt.sizes.empty()) {
+            sizes.clear();
+            for (const std::string &text : opt.sizes) {
+                const auto dims = gpk_app::parse_dims(text);
+                if (!dims || !valid_dims(op, *dims)) {
+                    std::fprintf(stderr, "%s: '%s' is not a %s size\n", kProg, text.c_str(), kOpNames[op]);
+                    return false;
+                }
+                sizes.push_back(*dims);
+            }
+        }
+        for (int dtype : dtypes)
+            for (const auto &dims : sizes) specs->push_back({op, dtype, dims});
+    }
+    return true;
+}
+
+std::unique_ptr<Case> make_case(const Env &env, const Spec &s) {
+    const auto dim = [&](size_t i) { return static_cast<int64_t>(s.dims[std::min(i, s.dims.size() - 1)]); };
+    switch (s.op) {
+        case GPK_OP_GEMM:
+            return s.dims.size() == 1 ? make_gemm_case(env, s.dtype, dim(0), dim(0), dim(0))
+                                      : make_gemm_case(env, s.dtype, dim(0), dim(1), dim(2));
+        case GPK_OP_REDUCE: return make_reduce_case(env, s.dtype, dim(0));
+        case GPK_OP_TRANSPOSE: return make_transpose_case(env, s.dtype, dim(0), dim(1));
+        default: return make_pi_case(env, s.dims[0], kPiSeed);
+    }
+}
+
+void list_variants(const Env &env) {
+    for (int op = 0; op < 4; ++op) {
+        int count = 0;
+        gpk_variant_count(env.ctx, op, &count);
+        std::printf("%-10s", kOpNames[op]);
+        for (int i = 0; i < count; ++i) std::printf(" %d:%s", i, gpk_variant_name(env.ctx, op, i));
+        std::printf("\n");
+    }
+}
+
+// The context under test. AUTO tries the GPU first so that a missing one is said
+// out loud rather than silently benchmarking the host.
+std::unique_ptr<Env> open_env(const Options &opt) {
+    gpk_status st = GPK_SUCCESS;
+    if (opt.backend == GPK_BACKEND_AUTO) {
+        auto env = Env::create(GPK_BACKEND_CUDA, opt.device, &st);
+        if (env) return env;
+        if (st != GPK_ERROR_NO_DEVICE) {
+            gpk_app::report_failure(kProg, "gpk_create (cuda)", st, nullptr);
+            return nullptr;
+        }
+        std::printf("%s: no usable GPU (%s); benchmarking the host backend at small sizes\n", kProg,
+                    gpk_last_error(nullptr));
+    }
+    const int backend = opt.backend == GPK_BACKEND_CUDA ? GPK_BACKEND_CUDA : GPK_BACKEND_HOST;
+    auto env = Env::create(backend, opt.device, &st);
+    if (!env) gpk_app::report_failure(kProg, "gpk_create", st, nullptr);
+    return env;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    Options opt;
+    if (const int rc = parse(argc, argv, &opt)) return rc;
+
+    try {
+        const std::unique_ptr<Env> env = open_env(opt);
+        if (!env) return 1;
+        if (opt.list) {
+            list_variants(*env);
+            return 0;
+        }
+
+        // The host backend is a reference, not a contender: small sizes keep it quick.
+        const bool small = opt.quick || !env->cuda;
+        std::vector<Spec> specs;
+        if (!plan(opt, small, &specs)) return 2;
+        RunOptions run;
+        run.repeat = opt.repeat ? opt.repeat : small ? kQuickRepeat : kDefaultRepeat;
+
+        const RunInfo info = describe_run(*env, small, run.repeat);
+        std::printf("%s: libgpk %s, %s backend on %s", kProg, gpk_app::library_version().c_str(),
+                    info.backend.c_str(), info.device.c_str());
+        if (env->cuda)
+            std::printf(" (sm_%s, CUDA driver %s, runtime %s)", info.compute_capability.c_str(),
+                        info.cuda_driver.c_str(), info.cuda_runtime.c_str());
+        std::printf("\n%d timed calls per variant (median), %s\n", run.repeat,
+                    env->cuda ? "CUDA events, L2 flushed before each" : "steady clock");
+
+        std::vector<CaseResult> results;
+        int failed = 0;
+        for (const Spec &spec : specs) {
+            std::unique_ptr<Case> c;
+            try {
+                c = make_case(*env, spec);
+            } catch (const Error &e) {
+                std::fprintf(stderr, "%s: %s\n", kProg, e.what());
+                ++failed;
+                continue;
+            }
+            results.push_back(run_case(*env, *c, run));
+            const CaseResult &r = results.back();
+            failed += !r.error.empty();
+            for (const Row &row : r.rows) failed += row.failed();
+        }
+
+        const bool written = write_json(opt.json, info, results);
+        if (written)
+            std::printf("\nwrote %s\n", opt.json.c_str());
+        else
+            std::fprintf(stderr, "%s: cannot write %s\n", kProg, opt.json.c_str());
+        if (failed) std::printf("%d FAILED\n", failed);
+        return failed || !written ? 1 : 0;
+    } catch (const Error &e) {
+        std::fprintf(stderr, "%s: %s\n", kProg, e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,141 @@
+// What gpk-bench shows: one aligned table per case on stdout, and every row with
+// the run's header in a JSON file for scripts (scripts/gpu-check reads it).
+#include "bench.hpp"
+
+#include "../common/cli.hpp"
+#include "../common/json.hpp"
+
+#include <cstdio>
+#include <fstream>
+
+namespace gpk_bench {
+namespace {
+
+std::string fixed(double v, const char *format) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, format, v);
+    return buf;
+}
+
+std::string times(const std::optional<double> &v) { return v ? fixed(*v, "%.2fx") : "-"; }
+
+std::string cuda_version(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+}  // namespace
+
+std::string case_title(const CaseResult &r) {
+    std::string title = r.op;
+    if (r.dtype != "-") title += " " + r.dtype;
+    title += " ";
+    for (const auto &[name, value] : r.sizes) title += " " + std::string(name) + "=" + std::to_string(value);
+    return title;
+}
+
+void print_table_header(const Env &env, const CaseResult &r, const std::string &note) {
+    std::printf("\n%s%s\n", case_title(r).c_str(), note.empty() ? "" : ("  (" + note + ")").c_str());
+    std::printf("  %2s  %-*s  %10s  %10s  %10s  %9s  %6s  %6s  %s\n", "#", r.name_width, "variant", "median ms",
+                "min ms", r.unit.c_str(), env.cuda ? "vs vendor" : "vs #0", "step", "vs #1", "check");
+    std::fflush(stdout);
+}
+
+void print_row(const CaseResult &r, const Row &row) {
+    const bool timed = row.timed();
+    std::string check = status_name(row.status);
+    if (!row.detail.empty()) check += ": " + row.detail;
+    if (row.time_boxed) check += " [slow first call: " + std::to_string(row.repeats) + " repeats]";
+    std::printf("  %2d  %-*s  %10s  %10s  %10s  %9s  %6s  %6s  %s\n", row.index, r.name_width, row.variant.c_str(),
+                timed ? fixed(row.median_ms, "%.4f").c_str() : "-", timed ? fixed(row.min_ms, "%.4f").c_str() : "-",
+                timed ? fixed(row.throughput, "%.4g").c_str() : "-", times(row.ratio_to_vendor).c_str(),
+                times(row.step_speedup).c_str(), times(row.speedup_over_first).c_str(), check.c_str());
+    std::fflush(stdout);
+}
+
+void print_case_error(const CaseResult &r) {
+    std::printf("  FAILED: %s\n", r.error.c_str());
+    std::fflush(stdout);
+}
+
+RunInfo describe_run(const Env &env, bool quick, int repeat) {
+    RunInfo info;
+    info.backend = gpk_app::backend_name(env.cuda ? GPK_BACKEND_CUDA : GPK_BACKEND_HOST);
+    info.device_index = env.device;
+    info.date = gpk_app::utc_timestamp();
+    info.quick = quick;
+    info.repeat = repeat;
+    info.l2_flush_bytes = env.l2_flush_bytes;
+    if (!env.cuda) {
+        info.device = gpk_app::host_cpu_description();
+        return info;
+    }
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, env.device) == cudaSuccess) {
+        info.device = prop.name;
+        info.compute_capability = std::to_string(prop.major) + "." + std::to_string(prop.minor);
+        info.sm_count = prop.multiProcessorCount;
+    }
+    int version = 0;
+    if (cudaDriverGetVersion(&version) == cudaSuccess) info.cuda_driver = cuda_version(version);
+    if (cudaRuntimeGetVersion(&version) == cudaSuccess) info.cuda_runtime = cuda_version(version);
+    return info;
+}
+
+bool write_json(const std::string &path, const RunInfo &info, const std::vector<CaseResult> &results) {
+    const auto optional_text = [](const std::string &s) { return s.empty() ? nullptr : s.c_str(); };
+    int failed = 0;
+    gpk_app::JsonWriter json;
+    json.begin_object()
+        .field("tool", "gpk-bench")
+        .field("libgpk", gpk_app::library_version())
+        .field("date", info.date)
+        .field("backend", info.backend)
+        .field("device", info.device)
+        .field("device_index", info.device_index)
+        .field("compute_capability", optional_text(info.compute_capability))
+        .field("sm_count", info.sm_count)
+        .field("cuda_driver", optional_text(info.cuda_driver))
+        .field("cuda_runtime", optional_text(info.cuda_runtime))
+        .field("quick", info.quick)
+        .field("repeat", info.repeat)
+        .field("l2_flush_bytes", static_cast<uint64_t>(info.l2_flush_bytes));
+    json.begin_array("results");
+    for (const CaseResult &r : results) {
+        if (!r.error.empty()) {
+            ++failed;
+            json.begin_object().field("op", r.op).field("dtype", r.dtype);
+            for (const auto &[name, value] : r.sizes) json.field(name, value);
+            json.field("ok", false).field("status", "FAILED").field("error", r.error).end_object();
+        }
+        for (const Row &row : r.rows) {
+            failed += row.failed();
+            json.begin_object().field("op", r.op).field("dtype", r.dtype);
+            for (const auto &[name, value] : r.sizes) json.field(name, value);
+            const std::optional<double> median = row.timed() ? std::optional<double>(row.median_ms) : std::nullopt;
+            const std::optional<double> min = row.timed() ? std::optional<double>(row.min_ms) : std::nullopt;
+            const std::optional<double> tp = row.timed() ? std::optional<double>(row.throughput) : std::nullopt;
+            json.field("variant", row.variant)
+                .field("index", row.index)
+                .field("median_ms", median)
+                .field("min_ms", min)
+                .field("repeats", row.repeats)
+                .field("time_boxed", row.time_boxed)
+                .field("throughput", tp)
+                .field("unit", r.unit)
+                .field("ratio_to_vendor", row.ratio_to_vendor)
+                .field("speedup_over_first", row.speedup_over_first)
+                .field("step_speedup", row.step_speedup)
+                .field("ok", !row.failed())
+                .field("status", status_name(row.status))
+                .field("check", row.detail)
+                .end_object();
+        }
+    }
+    json.end_array();
+    json.field("failed", failed).end_object();
+
+    std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    file << json.str();
+    file.close();
+    return static_cast<bool>(file);
+}
+
+}  // namespace gpk_bench

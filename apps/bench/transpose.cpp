@@ -1,0 +1,97 @@
+// transpose: B = A^T out of place, column-major, no padding. Elements are moved,
+// never computed, so every variant must agree bit for bit.
+#include "bench.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <type_traits>
+
+namespace gpk_bench {
+namespace {
+
+template <class T>
+class TransposeCase final : public Case {
+public:
+    TransposeCase(const Env &env, int dtype, int64_t rows, int64_t cols)
+        : env_(env), dtype_(dtype), rows_(rows), cols_(cols) {}
+
+    int op() const override { return GPK_OP_TRANSPOSE; }
+    const char *op_name() const override { return "transpose"; }
+    int dtype() const override { return dtype_; }
+    std::vector<std::pair<const char *, uint64_t>> sizes() const override {
+        return {{"rows", rows_}, {"cols", cols_}};
+    }
+    std::string shape_note() const override { return "column-major, out of place"; }
+    double work() const override { return 2.0 * double(rows_) * double(cols_) * sizeof(T); }  // read + write
+    double unit_scale() const override { return 1e9; }
+    const char *unit() const override { return "GB/s"; }
+
+    void prepare() override {
+        a_host_.resize(elements());
+        if constexpr (std::is_floating_point_v<T>)
+            fill_signed(a_host_.data(), a_host_.size(), 0x7A05);
+        else
+            fill_int(a_host_.data(), a_host_.size(), 0x7A05);
+        a_ = std::make_unique<Buffer>(env_, elements() * sizeof(T));
+        b_ = std::make_unique<Buffer>(env_, elements() * sizeof(T));
+        a_->upload(a_host_.data());
+        out_.resize(elements());
+    }
+
+    void poison() override { b_->poison(); }
+
+    gpk_status call(gpk_context *ctx) override {
+        return gpk_transpose(ctx, dtype_, GPK_COL_MAJOR, rows_, cols_, a_->data(), rows_, b_->data(), cols_);
+    }
+
+    void keep_reference() override {
+        ref_.resize(elements());
+        b_->download(ref_.data());
+    }
+    bool has_reference() const override { return !ref_.empty(); }
+
+    gpk_status host_reference(gpk_context *host) override {
+        ref_.resize(elements());
+        const gpk_status st =
+            gpk_transpose(host, dtype_, GPK_COL_MAJOR, rows_, cols_, a_host_.data(), rows_, ref_.data(), cols_);
+        if (st != GPK_SUCCESS) ref_.clear();
+        return st;
+    }
+
+    Check check(bool) override {
+        b_->download(out_.data());
+        if (std::memcmp(out_.data(), ref_.data(), elements() * sizeof(T)) == 0) return {true, "bitwise equal"};
+        size_t differ = 0, first = 0;
+        for (size_t i = 0; i < elements(); ++i) {
+            if (std::memcmp(&out_[i], &ref_[i], sizeof(T)) != 0 && differ++ == 0) first = i;
+        }
+        // B is cols x rows, column-major with ldb = cols.
+        char text[128];
+        std::snprintf(text, sizeof text, "%zu elements differ, first B(%lld, %lld)", differ,
+                      static_cast<long long>(first % size_t(cols_)), static_cast<long long>(first / size_t(cols_)));
+        return {false, text};
+    }
+
+private:
+    size_t elements() const { return size_t(rows_) * size_t(cols_); }
+
+    const Env &env_;
+    int dtype_;
+    int64_t rows_, cols_;
+    std::vector<T> a_host_, ref_, out_;
+    std::unique_ptr<Buffer> a_, b_;
+};
+
+}  // namespace
+
+std::unique_ptr<Case> make_transpose_case(const Env &env, int dtype, int64_t rows, int64_t cols) {
+    switch (dtype) {
+        case GPK_F32: return std::make_unique<TransposeCase<float>>(env, dtype, rows, cols);
+        case GPK_F64: return std::make_unique<TransposeCase<double>>(env, dtype, rows, cols);
+        case GPK_I32: return std::make_unique<TransposeCase<int32_t>>(env, dtype, rows, cols);
+        case GPK_I64: return std::make_unique<TransposeCase<int64_t>>(env, dtype, rows, cols);
+        default: throw Error("transpose: unknown dtype");
+    }
+}
+
+}  // namespace gpk_bench

@@ -1,0 +1,192 @@
+#include "cli.hpp"
+
+#include <cuda_runtime.h>
+
+#include <cctype>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <thread>
+
+namespace gpk_app {
+namespace {
+
+constexpr uint64_t kMaxCount = uint64_t(1) << 63;
+
+bool all_digits(const std::string &s) {
+    if (s.empty()) return false;
+    for (char c : s)
+        if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+    return true;
+}
+
+std::optional<uint64_t> parse_plain(const std::string &s) {
+    if (!all_digits(s) || s.size() > 19) return std::nullopt;
+    const uint64_t v = std::stoull(s);
+    if (v > kMaxCount) return std::nullopt;
+    return v;
+}
+
+bool mul_checked(uint64_t a, uint64_t b, uint64_t *out) {
+    if (a != 0 && b > kMaxCount / a) return false;
+    *out = a * b;
+    return *out <= kMaxCount;
+}
+
+// "1e8", "2.5e6": decimal mantissa times a power of ten, exact integers only.
+std::optional<uint64_t> parse_scientific(const std::string &s, size_t e) {
+    std::string mant = s.substr(0, e);
+    const auto exponent = parse_plain(s.substr(e + 1));
+    if (!exponent || *exponent > 19) return std::nullopt;
+    int shift = static_cast<int>(*exponent);
+    const size_t dot = mant.find('.');
+    if (dot != std::string::npos) {
+        std::string frac = mant.substr(dot + 1);
+        while (!frac.empty() && frac.back() == '0') frac.pop_back();
+        if (static_cast<int>(frac.size()) > shift) return std::nullopt;  // not an integer
+        shift -= static_cast<int>(frac.size());
+        mant = mant.substr(0, dot) + frac;
+    }
+    auto value = parse_plain(mant);
+    if (!value) return std::nullopt;
+    uint64_t v = *value;
+    for (int i = 0; i < shift; ++i)
+        if (!mul_checked(v, 10, &v)) return std::nullopt;
+    return v;
+}
+
+}  // namespace
+
+std::optional<uint64_t> parse_count(const std::string &text) {
+    const size_t caret = text.find('^');
+    if (caret != std::string::npos) {
+        const auto base = parse_plain(text.substr(0, caret));
+        const auto exponent = parse_plain(text.substr(caret + 1));
+        if (!base || !exponent || *exponent > 63) return std::nullopt;
+        uint64_t v = 1;
+        for (uint64_t i = 0; i < *exponent; ++i)
+            if (!mul_checked(v, *base, &v)) return std::nullopt;
+        return v;
+    }
+    const size_t e = text.find_first_of("eE");
+    if (e != std::string::npos) return parse_scientific(text, e);
+    return parse_plain(text);
+}
+
+std::optional<std::vector<uint64_t>> parse_dims(const std::string &text) {
+    std::vector<uint64_t> dims;
+    for (const std::string &part : split(text, 'x')) {
+        const auto v = parse_count(part);
+        if (!v) return std::nullopt;
+        dims.push_back(*v);
+    }
+    if (dims.empty()) return std::nullopt;
+    return dims;
+}
+
+bool take_option(int argc, char **argv, int *i, const char *name, std::string *value, bool *missing) {
+    const std::string arg = argv[*i];
+    const std::string flag = name;
+    if (arg == flag) {
+        if (*i + 1 >= argc) {
+            *missing = true;
+            return true;
+        }
+        *value = argv[++*i];
+        return true;
+    }
+    if (arg.rfind(flag + "=", 0) == 0) {
+        *value = arg.substr(flag.size() + 1);
+        return true;
+    }
+    return false;
+}
+
+std::vector<std::string> split(const std::string &text, char sep) {
+    std::vector<std::string> parts;
+    size_t start = 0;
+    while (start <= text.size()) {
+        size_t end = text.find(sep, start);
+        if (end == std::string::npos) end = text.size();
+        if (end > start) parts.push_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    return parts;
+}
+
+int parse_backend(const std::string &text) {
+    if (text == "auto") return GPK_BACKEND_AUTO;
+    if (text == "cuda") return GPK_BACKEND_CUDA;
+    if (text == "host") return GPK_BACKEND_HOST;
+    return -1;
+}
+
+const char *backend_name(int backend) {
+    switch (backend) {
+        case GPK_BACKEND_AUTO: return "auto";
+        case GPK_BACKEND_CUDA: return "cuda";
+        case GPK_BACKEND_HOST: return "host";
+        default: return "unknown";
+    }
+}
+
+int parse_dtype(const std::string &text) {
+    if (text == "f32") return GPK_F32;
+    if (text == "f64") return GPK_F64;
+    if (text == "i32") return GPK_I32;
+    if (text == "i64") return GPK_I64;
+    return -1;
+}
+
+const char *dtype_name(int dtype) {
+    switch (dtype) {
+        case GPK_F32: return "f32";
+        case GPK_F64: return "f64";
+        case GPK_I32: return "i32";
+        case GPK_I64: return "i64";
+        default: return "-";
+    }
+}
+
+size_t dtype_bytes(int dtype) { return (dtype == GPK_F64 || dtype == GPK_I64) ? 8 : 4; }
+
+void report_failure(const char *prog, const char *what, gpk_status status, const gpk_context *ctx) {
+    std::fprintf(stderr, "%s: %s failed: %s: %s\n", prog, what, gpk_status_string(status),
+                 gpk_last_error(ctx));
+}
+
+std::string cuda_device_name(int device) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) return "unknown GPU";
+    return prop.name;
+}
+
+std::string utc_timestamp() {
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+std::string library_version() {
+    int major = 0, minor = 0, patch = 0;
+    gpk_version(&major, &minor, &patch);
+    return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+std::string host_cpu_description() {
+    std::string model = "unknown CPU";
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    for (std::string line; std::getline(cpuinfo, line);) {
+        if (line.rfind("model name", 0) == 0) {
+            const size_t colon = line.find(':');
+            if (colon != std::string::npos && colon + 2 <= line.size()) model = line.substr(colon + 2);
+            break;
+        }
+    }
+    return model + ", " + std::to_string(std::thread::hardware_concurrency()) + " threads";
+}
+
+}  // namespace gpk_app

@@ -1,0 +1,56 @@
+// Command-line helpers shared by the apps: counts written the way people think of
+// them ("1e8", "2^32", "4096x4096x4096"), and the one way every app reports a
+// libgpk failure.
+#pragma once
+
+#include "gpk/gpk.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpk_app {
+
+// A non-negative count: "100000", "1e8", "2^32". nullopt when the text is not an
+// exact integer in [0, 2^63].
+std::optional<uint64_t> parse_count(const std::string &text);
+
+// "4096" -> {4096}; "8192x4096" -> {8192, 4096}. Each part as in parse_count.
+std::optional<std::vector<uint64_t>> parse_dims(const std::string &text);
+
+// Option values, as "--name value" or "--name=value". When argv[*i] is option
+// `name`, stores its value, advances *i past it and returns true; a missing value
+// sets *missing. Otherwise returns false and leaves *i alone.
+bool take_option(int argc, char **argv, int *i, const char *name, std::string *value, bool *missing);
+
+// "a,b,c" -> {"a", "b", "c"}; empty parts are dropped.
+std::vector<std::string> split(const std::string &text, char sep);
+
+// GPK_BACKEND_* for "auto", "cuda", "host"; -1 otherwise.
+int parse_backend(const std::string &text);
+const char *backend_name(int backend);
+
+// GPK_F32 ... for "f32", "f64", "i32", "i64"; -1 otherwise.
+int parse_dtype(const std::string &text);
+const char *dtype_name(int dtype);
+size_t dtype_bytes(int dtype);
+
+// Prints "<prog>: <what>: <status name>: <last error>" to stderr. ctx may be null
+// (then the thread's last error is used, which is how gpk_create failures read).
+void report_failure(const char *prog, const char *what, gpk_status status, const gpk_context *ctx);
+
+// The GPU the context runs on, e.g. "NVIDIA H100 80GB HBM3"; only call it for a
+// CUDA context.
+std::string cuda_device_name(int device);
+
+// UTC now, ISO 8601.
+std::string utc_timestamp();
+
+// The library's runtime version, "major.minor.patch".
+std::string library_version();
+
+// The CPU model from /proc/cpuinfo plus the thread count, for host-backend reports.
+std::string host_cpu_description();
+
+}  // namespace gpk_app

@@ -1,0 +1,582 @@
+!> Fortran bindings of libgpk (include/gpk/gpk.h is the reference for semantics).
+!>
+!> Two layers in one module:
+!>  * bind(c) interfaces to every C function. Contexts and arrays are type(c_ptr).
+!>    gpk_gemm, gpk_reduce, gpk_transpose and gpk_pi are generic names whose
+!>    C-shaped form (specifics gpk_*_c) takes exactly the C arguments; the four
+!>    functions that pass C strings are bound as gpk_last_error_c,
+!>    gpk_status_string_c, gpk_variant_name_c and gpk_set_variant_c, and their C
+!>    names are Fortran functions that take and return Fortran strings.
+!>  * Array forms of the generics, for column-major Fortran arrays, so that no
+!>    c_loc is written: gpk_gemm on real(c_float) / real(c_double) matrices,
+!>    gpk_transpose on real and integer matrices, gpk_reduce on vectors, gpk_pi
+!>    with default integers. They return a gpk status, like the C functions, and
+!>    take an optional errmsg that receives why a call failed: the library's
+!>    message, or the shape rule the arrays broke (checked before any C call,
+!>    since the C API cannot see Fortran shapes).
+!>
+!> The C API's uint64_t arguments (gpk_pi's samples and seed, and the fields of
+!> gpk_pi_result) are integer(c_int64_t) here: the same bits, read as signed.
+module gpk
+  use, intrinsic :: iso_c_binding
+  implicit none
+  private :: c_string, report, fail, gemm_sizes, transpose_any, strlen
+
+  ! ---------------------------------------------------------------- constants --
+
+  integer(c_int), parameter :: GPK_VERSION_MAJOR = 0
+  integer(c_int), parameter :: GPK_VERSION_MINOR = 1
+  integer(c_int), parameter :: GPK_VERSION_PATCH = 0
+
+  integer(c_int), parameter :: GPK_SUCCESS = 0
+  integer(c_int), parameter :: GPK_ERROR_INVALID_ARGUMENT = 1
+  integer(c_int), parameter :: GPK_ERROR_INVALID_HANDLE = 2
+  integer(c_int), parameter :: GPK_ERROR_NO_DEVICE = 3
+  integer(c_int), parameter :: GPK_ERROR_OUT_OF_MEMORY = 4
+  integer(c_int), parameter :: GPK_ERROR_NOT_SUPPORTED = 5
+  integer(c_int), parameter :: GPK_ERROR_CUDA = 6
+  integer(c_int), parameter :: GPK_ERROR_CUBLAS = 7
+  integer(c_int), parameter :: GPK_ERROR_CURAND = 8
+  integer(c_int), parameter :: GPK_ERROR_VALIDATION = 9
+  integer(c_int), parameter :: GPK_ERROR_INTERNAL = 99
+
+  integer(c_int), parameter :: GPK_BACKEND_AUTO = 0
+  integer(c_int), parameter :: GPK_BACKEND_CUDA = 1
+  integer(c_int), parameter :: GPK_BACKEND_HOST = 2
+
+  integer(c_int), parameter :: GPK_F32 = 0
+  integer(c_int), parameter :: GPK_F64 = 1
+  integer(c_int), parameter :: GPK_I32 = 2
+  integer(c_int), parameter :: GPK_I64 = 3
+
+  integer(c_int), parameter :: GPK_ROW_MAJOR = 101
+  integer(c_int), parameter :: GPK_COL_MAJOR = 102
+
+  integer(c_int), parameter :: GPK_NO_TRANS = 111
+  integer(c_int), parameter :: GPK_TRANS = 112
+
+  integer(c_int), parameter :: GPK_SUM = 0
+  integer(c_int), parameter :: GPK_MIN = 1
+  integer(c_int), parameter :: GPK_MAX = 2
+
+  integer(c_int), parameter :: GPK_OP_GEMM = 0
+  integer(c_int), parameter :: GPK_OP_REDUCE = 1
+  integer(c_int), parameter :: GPK_OP_TRANSPOSE = 2
+  integer(c_int), parameter :: GPK_OP_PI = 3
+
+  !> What gpk_pi reports: estimate = 4 * hits / samples,
+  !> std_error = 4 * sqrt(p * (1 - p) / samples) with p = hits / samples.
+  type, bind(c) :: gpk_pi_result
+    real(c_double) :: estimate
+    real(c_double) :: std_error
+    integer(c_int64_t) :: samples
+    integer(c_int64_t) :: hits
+  end type gpk_pi_result
+
+  ! --------------------------------------------------------- the C functions --
+
+  interface
+    subroutine gpk_version(major, minor, patch) bind(c, name='gpk_version')
+      import :: c_int
+      integer(c_int), intent(out) :: major, minor, patch
+    end subroutine gpk_version
+
+    function gpk_status_string_c(status) bind(c, name='gpk_status_string') result(text)
+      import :: c_int, c_ptr
+      integer(c_int), value :: status
+      type(c_ptr) :: text
+    end function gpk_status_string_c
+
+    function gpk_last_error_c(ctx) bind(c, name='gpk_last_error') result(text)
+      import :: c_ptr
+      type(c_ptr), value :: ctx
+      type(c_ptr) :: text
+    end function gpk_last_error_c
+
+    function gpk_create(ctx, backend, device) bind(c, name='gpk_create') result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), intent(out) :: ctx
+      integer(c_int), value :: backend, device
+      integer(c_int) :: status
+    end function gpk_create
+
+    function gpk_destroy(ctx) bind(c, name='gpk_destroy') result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int) :: status
+    end function gpk_destroy
+
+    function gpk_get_backend(ctx, backend) bind(c, name='gpk_get_backend') result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int), intent(out) :: backend
+      integer(c_int) :: status
+    end function gpk_get_backend
+
+    function gpk_set_stream(ctx, cuda_stream) bind(c, name='gpk_set_stream') result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: ctx, cuda_stream
+      integer(c_int) :: status
+    end function gpk_set_stream
+
+    function gpk_synchronize(ctx) bind(c, name='gpk_synchronize') result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int) :: status
+    end function gpk_synchronize
+
+    function gpk_variant_count(ctx, op, count) bind(c, name='gpk_variant_count') result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: op
+      integer(c_int), intent(out) :: count
+      integer(c_int) :: status
+    end function gpk_variant_count
+
+    function gpk_variant_name_c(ctx, op, index) bind(c, name='gpk_variant_name') result(name)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: op, index
+      type(c_ptr) :: name
+    end function gpk_variant_name_c
+
+    function gpk_set_variant_c(ctx, op, name) bind(c, name='gpk_set_variant') result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: ctx, name
+      integer(c_int), value :: op
+      integer(c_int) :: status
+    end function gpk_set_variant_c
+
+    function gpk_set_validation(ctx, enabled) bind(c, name='gpk_set_validation') result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: enabled
+      integer(c_int) :: status
+    end function gpk_set_validation
+
+    function strlen(s) bind(c, name='strlen') result(n)
+      import :: c_ptr, c_size_t
+      type(c_ptr), value :: s
+      integer(c_size_t) :: n
+    end function strlen
+  end interface
+
+  interface gpk_gemm
+    function gpk_gemm_c(ctx, dtype, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc) &
+        bind(c, name='gpk_gemm') result(status)
+      import :: c_int, c_int64_t, c_double, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: dtype, layout, transa, transb
+      integer(c_int64_t), value :: m, n, k
+      real(c_double), value :: alpha
+      type(c_ptr), value :: A
+      integer(c_int64_t), value :: lda
+      type(c_ptr), value :: B
+      integer(c_int64_t), value :: ldb
+      real(c_double), value :: beta
+      type(c_ptr), value :: C
+      integer(c_int64_t), value :: ldc
+      integer(c_int) :: status
+    end function gpk_gemm_c
+    module procedure gpk_gemm_f32, gpk_gemm_f64
+  end interface gpk_gemm
+
+  interface gpk_reduce
+    function gpk_reduce_c(ctx, dtype, op, x, n, res) bind(c, name='gpk_reduce') result(status)
+      import :: c_int, c_int64_t, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: dtype, op
+      type(c_ptr), value :: x
+      integer(c_int64_t), value :: n
+      type(c_ptr), value :: res
+      integer(c_int) :: status
+    end function gpk_reduce_c
+    module procedure gpk_reduce_f32, gpk_reduce_f64, gpk_reduce_i32, gpk_reduce_i64
+  end interface gpk_reduce
+
+  interface gpk_transpose
+    function gpk_transpose_c(ctx, dtype, layout, rows, cols, A, lda, B, ldb) &
+        bind(c, name='gpk_transpose') result(status)
+      import :: c_int, c_int64_t, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: dtype, layout
+      integer(c_int64_t), value :: rows, cols
+      type(c_ptr), value :: A
+      integer(c_int64_t), value :: lda
+      type(c_ptr), value :: B
+      integer(c_int64_t), value :: ldb
+      integer(c_int) :: status
+    end function gpk_transpose_c
+    module procedure gpk_transpose_f32, gpk_transpose_f64, gpk_transpose_i32, gpk_transpose_i64
+  end interface gpk_transpose
+
+  interface gpk_pi
+    function gpk_pi_c(ctx, samples, seed, res) bind(c, name='gpk_pi') result(status)
+      import :: c_int, c_int64_t, c_ptr, gpk_pi_result
+      type(c_ptr), value :: ctx
+      integer(c_int64_t), value :: samples, seed
+      type(gpk_pi_result), intent(out) :: res
+      integer(c_int) :: status
+    end function gpk_pi_c
+    module procedure gpk_pi_int
+  end interface gpk_pi
+
+contains
+
+  ! ----------------------------------------------------------------- strings --
+
+  !> A Fortran copy of a NUL-terminated C string ('' for NULL).
+  function c_string(p) result(s)
+    type(c_ptr), intent(in) :: p
+    character(len=:), allocatable :: s
+    character(kind=c_char), pointer :: chars(:)
+    integer :: i, n
+
+    if (.not. c_associated(p)) then
+      s = ''
+      return
+    end if
+    n = int(strlen(p))
+    call c_f_pointer(p, chars, [n])
+    allocate (character(len=n) :: s)
+    do i = 1, n
+      s(i:i) = chars(i)
+    end do
+  end function c_string
+
+  !> The message of the last failed call on ctx (c_null_ptr: on this thread).
+  function gpk_last_error(ctx) result(text)
+    type(c_ptr), intent(in) :: ctx
+    character(len=:), allocatable :: text
+    text = c_string(gpk_last_error_c(ctx))
+  end function gpk_last_error
+
+  function gpk_status_string(status) result(text)
+    integer(c_int), intent(in) :: status
+    character(len=:), allocatable :: text
+    text = c_string(gpk_status_string_c(status))
+  end function gpk_status_string
+
+  !> The name of variant `index` (from 0) of `op`; '' when out of range.
+  function gpk_variant_name(ctx, op, index) result(name)
+    type(c_ptr), intent(in) :: ctx
+    integer(c_int), intent(in) :: op, index
+    character(len=:), allocatable :: name
+    name = c_string(gpk_variant_name_c(ctx, op, index))
+  end function gpk_variant_name
+
+  !> Chooses the variant of `op` by name; an absent name (or 'auto') restores the default.
+  function gpk_set_variant(ctx, op, name) result(status)
+    type(c_ptr), intent(in) :: ctx
+    integer(c_int), intent(in) :: op
+    character(len=*), intent(in), optional :: name
+    integer(c_int) :: status
+    character(kind=c_char), allocatable, target :: buffer(:)
+    integer :: i, n
+
+    if (.not. present(name)) then
+      status = gpk_set_variant_c(ctx, op, c_null_ptr)
+      return
+    end if
+    n = len_trim(name)
+    allocate (buffer(n + 1))
+    do i = 1, n
+      buffer(i) = name(i:i)
+    end do
+    buffer(n + 1) = c_null_char
+    status = gpk_set_variant_c(ctx, op, c_loc(buffer))
+  end function gpk_set_variant
+
+  ! ----------------------------------------------------------------- helpers --
+
+  !> Writes the library's message to errmsg after a failed call.
+  subroutine report(ctx, status, errmsg)
+    type(c_ptr), intent(in) :: ctx
+    integer(c_int), intent(in) :: status
+    character(len=*), intent(inout), optional :: errmsg
+    if (status /= GPK_SUCCESS .and. present(errmsg)) errmsg = gpk_last_error(ctx)
+  end subroutine report
+
+  !> A shape error found before any C call: INVALID_ARGUMENT and its message.
+  function fail(message, errmsg) result(status)
+    character(len=*), intent(in) :: message
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    status = GPK_ERROR_INVALID_ARGUMENT
+    if (present(errmsg)) errmsg = message
+  end function fail
+
+  !> m, n, k of C = op(A) op(B) from the shapes, or the shape rule they break.
+  function gemm_sizes(shape_a, shape_b, shape_c, transa, transb, m, n, k, errmsg) result(status)
+    integer(c_int64_t), intent(in) :: shape_a(2), shape_b(2), shape_c(2)
+    integer(c_int), intent(in) :: transa, transb
+    integer(c_int64_t), intent(out) :: m, n, k
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    integer(c_int64_t) :: a_rows, b_rows, b_cols
+    character(len=160) :: message
+
+    status = GPK_SUCCESS
+    m = shape_c(1)
+    n = shape_c(2)
+    a_rows = shape_a(1)
+    k = shape_a(2)
+    if (transa == GPK_TRANS) then
+      a_rows = shape_a(2)
+      k = shape_a(1)
+    end if
+    b_rows = shape_b(1)
+    b_cols = shape_b(2)
+    if (transb == GPK_TRANS) then
+      b_rows = shape_b(2)
+      b_cols = shape_b(1)
+    end if
+    ! Unknown trans values go to the library, which names them.
+    if ((transa /= GPK_NO_TRANS .and. transa /= GPK_TRANS) .or. &
+        (transb /= GPK_NO_TRANS .and. transb /= GPK_TRANS)) return
+    if (a_rows /= m) then
+      write (message, '(a,i0,a,i0,a)') 'gpk_gemm: op(A) has ', a_rows, ' rows but C has ', m, ' (m)'
+      status = fail(trim(message), errmsg)
+    else if (b_cols /= n) then
+      write (message, '(a,i0,a,i0,a)') 'gpk_gemm: op(B) has ', b_cols, ' columns but C has ', n, ' (n)'
+      status = fail(trim(message), errmsg)
+    else if (b_rows /= k) then
+      write (message, '(a,i0,a,i0,a)') 'gpk_gemm: op(B) has ', b_rows, ' rows but op(A) has ', k, &
+        ' columns (k)'
+      status = fail(trim(message), errmsg)
+    end if
+  end function gemm_sizes
+
+  ! ------------------------------------------------------------------- gemm ---
+
+  !> C = alpha * op(A) * op(B) + beta * C on column-major arrays; alpha defaults
+  !> to 1, beta to 0 (C is then not read), transa/transb to GPK_NO_TRANS.
+  function gpk_gemm_f32(ctx, A, B, C, alpha, beta, transa, transb, errmsg) result(status)
+    type(c_ptr), intent(in) :: ctx
+    real(c_float), intent(in), target, contiguous :: A(:, :), B(:, :)
+    real(c_float), intent(inout), target, contiguous :: C(:, :)
+    real(c_float), intent(in), optional :: alpha, beta
+    integer(c_int), intent(in), optional :: transa, transb
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    real(c_double) :: al, be
+    integer(c_int) :: ta, tb
+    integer(c_int64_t) :: m, n, k
+    type(c_ptr) :: pa, pb, pc
+
+    al = 1
+    be = 0
+    ta = GPK_NO_TRANS
+    tb = GPK_NO_TRANS
+    if (present(alpha)) al = alpha
+    if (present(beta)) be = beta
+    if (present(transa)) ta = transa
+    if (present(transb)) tb = transb
+    status = gemm_sizes(shape(A, kind=c_int64_t), shape(B, kind=c_int64_t), shape(C, kind=c_int64_t), &
+                        ta, tb, m, n, k, errmsg)
+    if (status /= GPK_SUCCESS) return
+    ! c_loc needs a nonzero size; the library reads no empty array.
+    pa = c_null_ptr
+    pb = c_null_ptr
+    pc = c_null_ptr
+    if (size(A) > 0) pa = c_loc(A)
+    if (size(B) > 0) pb = c_loc(B)
+    if (size(C) > 0) pc = c_loc(C)
+    status = gpk_gemm_c(ctx, GPK_F32, GPK_COL_MAJOR, ta, tb, m, n, k, al, &
+                        pa, max(1_c_int64_t, size(A, 1, kind=c_int64_t)), &
+                        pb, max(1_c_int64_t, size(B, 1, kind=c_int64_t)), &
+                        be, pc, max(1_c_int64_t, size(C, 1, kind=c_int64_t)))
+    call report(ctx, status, errmsg)
+  end function gpk_gemm_f32
+
+  function gpk_gemm_f64(ctx, A, B, C, alpha, beta, transa, transb, errmsg) result(status)
+    type(c_ptr), intent(in) :: ctx
+    real(c_double), intent(in), target, contiguous :: A(:, :), B(:, :)
+    real(c_double), intent(inout), target, contiguous :: C(:, :)
+    real(c_double), intent(in), optional :: alpha, beta
+    integer(c_int), intent(in), optional :: transa, transb
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    real(c_double) :: al, be
+    integer(c_int) :: ta, tb
+    integer(c_int64_t) :: m, n, k
+    type(c_ptr) :: pa, pb, pc
+
+    al = 1
+    be = 0
+    ta = GPK_NO_TRANS
+    tb = GPK_NO_TRANS
+    if (present(alpha)) al = alpha
+    if (present(beta)) be = beta
+    if (present(transa)) ta = transa
+    if (present(transb)) tb = transb
+    status = gemm_sizes(shape(A, kind=c_int64_t), shape(B, kind=c_int64_t), shape(C, kind=c_int64_t), &
+                        ta, tb, m, n, k, errmsg)
+    if (status /= GPK_SUCCESS) return
+    ! c_loc needs a nonzero size; the library reads no empty array.
+    pa = c_null_ptr
+    pb = c_null_ptr
+    pc = c_null_ptr
+    if (size(A) > 0) pa = c_loc(A)
+    if (size(B) > 0) pb = c_loc(B)
+    if (size(C) > 0) pc = c_loc(C)
+    status = gpk_gemm_c(ctx, GPK_F64, GPK_COL_MAJOR, ta, tb, m, n, k, al, &
+                        pa, max(1_c_int64_t, size(A, 1, kind=c_int64_t)), &
+                        pb, max(1_c_int64_t, size(B, 1, kind=c_int64_t)), &
+                        be, pc, max(1_c_int64_t, size(C, 1, kind=c_int64_t)))
+    call report(ctx, status, errmsg)
+  end function gpk_gemm_f64
+
+  ! ---------------------------------------------------------------- reduce ---
+
+  !> res = the sum, min or max (op = GPK_SUM, GPK_MIN, GPK_MAX) of x.
+  function gpk_reduce_f32(ctx, x, op, res, errmsg) result(status)
+    type(c_ptr), intent(in) :: ctx
+    real(c_float), intent(in), target, contiguous :: x(:)
+    integer(c_int), intent(in) :: op
+    real(c_float), intent(out), target :: res
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    type(c_ptr) :: px
+    px = c_null_ptr
+    if (size(x) > 0) px = c_loc(x)
+    status = gpk_reduce_c(ctx, GPK_F32, op, px, size(x, kind=c_int64_t), c_loc(res))
+    call report(ctx, status, errmsg)
+  end function gpk_reduce_f32
+
+  function gpk_reduce_f64(ctx, x, op, res, errmsg) result(status)
+    type(c_ptr), intent(in) :: ctx
+    real(c_double), intent(in), target, contiguous :: x(:)
+    integer(c_int), intent(in) :: op
+    real(c_double), intent(out), target :: res
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    type(c_ptr) :: px
+    px = c_null_ptr
+    if (size(x) > 0) px = c_loc(x)
+    status = gpk_reduce_c(ctx, GPK_F64, op, px, size(x, kind=c_int64_t), c_loc(res))
+    call report(ctx, status, errmsg)
+  end function gpk_reduce_f64
+
+  !> Integer reductions accumulate in 64 bits, so res is integer(c_int64_t).
+  function gpk_reduce_i32(ctx, x, op, res, errmsg) result(status)
+    type(c_ptr), intent(in) :: ctx
+    integer(c_int32_t), intent(in), target, contiguous :: x(:)
+    integer(c_int), intent(in) :: op
+    integer(c_int64_t), intent(out), target :: res
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    type(c_ptr) :: px
+    px = c_null_ptr
+    if (size(x) > 0) px = c_loc(x)
+    status = gpk_reduce_c(ctx, GPK_I32, op, px, size(x, kind=c_int64_t), c_loc(res))
+    call report(ctx, status, errmsg)
+  end function gpk_reduce_i32
+
+  function gpk_reduce_i64(ctx, x, op, res, errmsg) result(status)
+    type(c_ptr), intent(in) :: ctx
+    integer(c_int64_t), intent(in), target, contiguous :: x(:)
+    integer(c_int), intent(in) :: op
+    integer(c_int64_t), intent(out), target :: res
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    type(c_ptr) :: px
+    px = c_null_ptr
+    if (size(x) > 0) px = c_loc(x)
+    status = gpk_reduce_c(ctx, GPK_I64, op, px, size(x, kind=c_int64_t), c_loc(res))
+    call report(ctx, status, errmsg)
+  end function gpk_reduce_i64
+
+  ! ------------------------------------------------------------- transpose ---
+
+  !> B = transpose(A); B must be size(A, 2) x size(A, 1).
+  function gpk_transpose_f32(ctx, A, B, errmsg) result(status)
+    type(c_ptr), intent(in) :: ctx
+    real(c_float), intent(in), target, contiguous :: A(:, :)
+    real(c_float), intent(inout), target, contiguous :: B(:, :)
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    type(c_ptr) :: pa, pb
+    pa = c_null_ptr
+    pb = c_null_ptr
+    if (size(A) > 0) pa = c_loc(A)
+    if (size(B) > 0) pb = c_loc(B)
+    status = transpose_any(ctx, GPK_F32, shape(A, kind=c_int64_t), shape(B, kind=c_int64_t), pa, pb, errmsg)
+  end function gpk_transpose_f32
+
+  function gpk_transpose_f64(ctx, A, B, errmsg) result(status)
+    type(c_ptr), intent(in) :: ctx
+    real(c_double), intent(in), target, contiguous :: A(:, :)
+    real(c_double), intent(inout), target, contiguous :: B(:, :)
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    type(c_ptr) :: pa, pb
+    pa = c_null_ptr
+    pb = c_null_ptr
+    if (size(A) > 0) pa = c_loc(A)
+    if (size(B) > 0) pb = c_loc(B)
+    status = transpose_any(ctx, GPK_F64, shape(A, kind=c_int64_t), shape(B, kind=c_int64_t), pa, pb, errmsg)
+  end function gpk_transpose_f64
+
+  function gpk_transpose_i32(ctx, A, B, errmsg) result(status)
+    type(c_ptr), intent(in) :: ctx
+    integer(c_int32_t), intent(in), target, contiguous :: A(:, :)
+    integer(c_int32_t), intent(inout), target, contiguous :: B(:, :)
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    type(c_ptr) :: pa, pb
+    pa = c_null_ptr
+    pb = c_null_ptr
+    if (size(A) > 0) pa = c_loc(A)
+    if (size(B) > 0) pb = c_loc(B)
+    status = transpose_any(ctx, GPK_I32, shape(A, kind=c_int64_t), shape(B, kind=c_int64_t), pa, pb, errmsg)
+  end function gpk_transpose_i32
+
+  function gpk_transpose_i64(ctx, A, B, errmsg) result(status)
+    type(c_ptr), intent(in) :: ctx
+    integer(c_int64_t), intent(in), target, contiguous :: A(:, :)
+    integer(c_int64_t), intent(inout), target, contiguous :: B(:, :)
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    type(c_ptr) :: pa, pb
+    pa = c_null_ptr
+    pb = c_null_ptr
+    if (size(A) > 0) pa = c_loc(A)
+    if (size(B) > 0) pb = c_loc(B)
+    status = transpose_any(ctx, GPK_I64, shape(A, kind=c_int64_t), shape(B, kind=c_int64_t), pa, pb, errmsg)
+  end function gpk_transpose_i64
+
+  function transpose_any(ctx, dtype, shape_a, shape_b, A, B, errmsg) result(status)
+    type(c_ptr), intent(in) :: ctx
+    integer(c_int), intent(in) :: dtype
+    integer(c_int64_t), intent(in) :: shape_a(2), shape_b(2)
+    type(c_ptr), intent(in) :: A, B
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    character(len=160) :: message
+
+    if (shape_b(1) /= shape_a(2) .or. shape_b(2) /= shape_a(1)) then
+      write (message, '(a,i0,a,i0,a,i0,a,i0)') 'gpk_transpose: B is ', shape_b(1), ' x ', shape_b(2), &
+        ' but the transpose of A is ', shape_a(2), ' x ', shape_a(1)
+      status = fail(trim(message), errmsg)
+      return
+    end if
+    status = gpk_transpose_c(ctx, dtype, GPK_COL_MAJOR, shape_a(1), shape_a(2), &
+                             A, max(1_c_int64_t, shape_a(1)), B, max(1_c_int64_t, shape_b(1)))
+    call report(ctx, status, errmsg)
+  end function transpose_any
+
+  ! --------------------------------------------------------------------- pi ---
+
+  !> gpk_pi with default-kind integer samples and seed.
+  function gpk_pi_int(ctx, samples, seed, res, errmsg) result(status)
+    type(c_ptr), intent(in) :: ctx
+    integer, intent(in) :: samples, seed
+    type(gpk_pi_result), intent(out) :: res
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    status = gpk_pi_c(ctx, int(samples, c_int64_t), int(seed, c_int64_t), res)
+    call report(ctx, status, errmsg)
+  end function gpk_pi_int
+
+end module gpk

@@ -1,0 +1,214 @@
+"""Seeing numpy arrays and __cuda_array_interface__ objects the way the C API does.
+
+An Operand is a pointer, a shape, byte strides and a dtype. A 2-D operand with a
+unit stride along one axis is a matrix the C API can read in place: along axis 1
+it is row-major with ld = strides[0] / itemsize, along axis 0 column-major with
+ld = strides[1] / itemsize. A slice such as a[:, :5] of a C-ordered array keeps a
+unit stride and so travels without a copy.
+"""
+
+import numpy as np
+
+from .constants import F32, F64, I32, I64, Status
+from .errors import InvalidArgumentError, NotSupportedError
+
+DTYPES = {
+    np.dtype(np.float32): F32,
+    np.dtype(np.float64): F64,
+    np.dtype(np.int32): I32,
+    np.dtype(np.int64): I64,
+}
+ROW, COL = "row", "col"
+
+
+def invalid(message, where):
+    return InvalidArgumentError(Status.ERROR_INVALID_ARGUMENT, message, where)
+
+
+def unsupported(message, where):
+    return NotSupportedError(Status.ERROR_NOT_SUPPORTED, message, where)
+
+
+class Operand:
+    __slots__ = ("obj", "ptr", "shape", "strides", "dtype", "device", "writable")
+
+    def __init__(self, obj, ptr, shape, strides, dtype, device, writable):
+        self.obj = obj  # keeps the memory alive for as long as the call needs it
+        self.ptr = ptr
+        self.shape = shape
+        self.strides = strides
+        self.dtype = dtype
+        self.device = device
+        self.writable = writable
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def storages(self):
+        """{orientation: ld} for each way a 2-D operand can be passed in place."""
+        rows, cols = self.shape
+        s0, s1 = self.strides
+        item = self.dtype.itemsize
+        found = {}
+        if self.ptr % item:
+            return found
+        if cols <= 1 or s1 == item:
+            ld = s0 // item if rows > 1 else max(1, cols)
+            if rows <= 1 or (s0 % item == 0 and ld >= max(1, cols)):
+                found[ROW] = ld
+        if rows <= 1 or s0 == item:
+            ld = s1 // item if cols > 1 else max(1, rows)
+            if cols <= 1 or (s1 % item == 0 and ld >= max(1, rows)):
+                found[COL] = ld
+        return found
+
+    def is_contiguous(self):
+        """Whether the elements fill one block of memory, in C or Fortran order."""
+        item = self.dtype.itemsize
+        if self.size <= 1:
+            return self.ptr % item == 0
+        dims = [(n, s) for n, s in zip(self.shape, self.strides) if n != 1]
+        for order in (dims[::-1], dims):
+            expected = item
+            for n, s in order:
+                if s != expected:
+                    break
+                expected *= n
+            else:
+                return self.ptr % item == 0
+        return False
+
+    def extent(self):
+        """[lo, hi) byte addresses touched, for overlap checks."""
+        if self.size == 0:
+            return self.ptr, self.ptr
+        lo = hi = self.ptr
+        for n, s in zip(self.shape, self.strides):
+            if s >= 0:
+                hi += (n - 1) * s
+            else:
+                lo += (n - 1) * s
+        return lo, hi + self.dtype.itemsize
+
+
+def _c_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def is_device_array(obj):
+    return hasattr(obj, "__cuda_array_interface__")
+
+
+def _from_cuda_interface(obj, name, where):
+    try:
+        iface = obj.__cuda_array_interface__
+    except Exception as e:  # e.g. a torch tensor that requires grad
+        raise invalid(f"{name}: its __cuda_array_interface__ is unavailable: {e}", where) from e
+    if iface.get("mask") is not None:
+        raise unsupported(f"{name}: masked device arrays are not supported", where)
+    shape = tuple(int(n) for n in iface["shape"])
+    dtype = np.dtype(iface["typestr"])
+    strides = iface.get("strides")
+    strides = tuple(int(s) for s in strides) if strides is not None else _c_strides(shape, dtype.itemsize)
+    ptr, readonly = iface["data"]
+    return Operand(obj, int(ptr or 0), shape, strides, dtype, True, not readonly)
+
+
+def _from_numpy(arr):
+    return Operand(arr, arr.__array_interface__["data"][0], arr.shape, arr.strides, arr.dtype, False,
+                   arr.flags.writeable)
+
+
+def as_input(obj, name, where):
+    """An operand the call reads: device arrays as they are, anything else through
+    numpy (a list becomes an array; non-native byte order is converted)."""
+    if is_device_array(obj):
+        op = _from_cuda_interface(obj, name, where)
+        gpk_dtype(op.dtype, name, where)
+        return op
+    arr = np.asarray(obj)
+    if not arr.dtype.isnative and arr.dtype.newbyteorder("=") in DTYPES:
+        arr = arr.astype(arr.dtype.newbyteorder("="))
+    gpk_dtype(arr.dtype, name, where)
+    return _from_numpy(arr)
+
+
+def as_output(obj, name, where):
+    """An operand the call writes: it must be an array the caller can see change."""
+    if is_device_array(obj):
+        op = _from_cuda_interface(obj, name, where)
+    elif isinstance(obj, np.ndarray):
+        op = _from_numpy(obj)
+    else:
+        raise invalid(
+            f"{name} must be a numpy array or an object with __cuda_array_interface__, "
+            f"not {type(obj).__name__}",
+            where,
+        )
+    if not op.writable:
+        raise invalid(f"{name} is read-only", where)
+    if not op.dtype.isnative:
+        raise invalid(f"{name} has non-native byte order ({op.dtype.str})", where)
+    gpk_dtype(op.dtype, name, where)
+    return op
+
+
+def gpk_dtype(dtype, name, where):
+    try:
+        return DTYPES[np.dtype(dtype)]
+    except KeyError:
+        raise unsupported(
+            f"{name} has dtype {np.dtype(dtype)}; libgpk takes float32, float64, int32 or int64",
+            where,
+        ) from None
+
+
+def require_ndim(op, ndim, name, where):
+    if len(op.shape) != ndim:
+        raise invalid(f"{name} must be {ndim}-D, but its shape is {op.shape}", where)
+
+
+def as_host_copy(op, order):
+    """A fresh, aligned numpy copy in `order` ('C' or 'F'): for layouts no ld can describe."""
+    return _from_numpy(np.array(op.obj, order=order, copy=True))
+
+
+def overlaps(a, b):
+    lo_a, hi_a = a.extent()
+    lo_b, hi_b = b.extent()
+    return a.device == b.device and lo_a < hi_b and lo_b < hi_a
+
+
+def empty_like(proto, shape, dtype, order, where):
+    """A new array for a result: numpy, or of the same device-array library as
+    `proto` (CuPy, Numba, PyTorch). Other device-array types must pass out=."""
+    if proto is None or not proto.device:
+        return np.empty(shape, dtype=dtype, order=order)
+    obj = proto.obj
+    library = type(obj).__module__.split(".")[0]
+    if library == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(obj.device.id):
+            return cupy.empty(shape, dtype=dtype, order=order)
+    if library == "numba":
+        from numba import cuda
+
+        return cuda.device_array(shape, dtype=dtype, order=order)
+    if library == "torch":
+        import torch
+
+        torch_dtype = getattr(torch, np.dtype(dtype).name)
+        if order == "F":
+            return torch.empty(tuple(reversed(shape)), dtype=torch_dtype, device=obj.device).T
+        return torch.empty(shape, dtype=torch_dtype, device=obj.device)
+    raise invalid(
+        f"out: cannot allocate a result like a {type(obj).__module__}.{type(obj).__name__}; "
+        "pass out= (an array with __cuda_array_interface__)",
+        where,
+    )

@@ -1,0 +1,411 @@
+"""Context: one libgpk context, and the four operations on arrays."""
+
+import ctypes
+import math
+import operator
+from typing import NamedTuple
+
+from . import _arrays, _library
+from ._arrays import COL, ROW, invalid
+from .constants import (
+    BACKEND_NAMES,
+    BACKENDS,
+    COL_MAJOR,
+    F32,
+    F64,
+    NO_TRANS,
+    OPS,
+    REDUCE_OPS,
+    ROW_MAJOR,
+    TRANS,
+    Status,
+)
+from .errors import InvalidHandleError, error_for
+
+
+class PiResult(NamedTuple):
+    """What Context.pi() reports (gpk_pi_result)."""
+
+    estimate: float
+    std_error: float
+    samples: int
+    hits: int
+
+
+def check(status, handle, function):
+    """Raises the GpkError for a failed status, with gpk_last_error()'s text."""
+    if status != Status.SUCCESS:
+        text = _library.lib().gpk_last_error(handle)
+        raise error_for(status, text.decode("utf-8", "replace") if text else "", function)
+
+
+def _integer(value, name, where):
+    """An int from an int-like value; 1e6 is accepted, 1.5 is not."""
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise invalid(f"{name} must be an integer, not {value!r}", where) from None
+
+
+def _choice(value, table, name, where):
+    """The C constant for a name in `table` (case-insensitive) or for one of its values."""
+    if isinstance(value, str):
+        code = table.get(value.lower())
+        if code is not None:
+            return code
+    elif not isinstance(value, bool):
+        try:
+            if operator.index(value) in table.values():
+                return operator.index(value)
+        except TypeError:
+            pass
+    names = ", ".join(repr(k) for k in table)
+    raise invalid(f"{name} ({value!r}) must be one of {names}", where)
+
+
+def _result_order(*operands):
+    """'F' when every operand is column-major only, so that a Fortran-ordered
+    computation stays Fortran-ordered; 'C' otherwise."""
+    present = [op for op in operands if op is not None]
+    column_only = all(COL in op.storages() and ROW not in op.storages() for op in present)
+    return "F" if present and column_only else "C"
+
+
+def _same_view(a, b):
+    return (a.device, a.ptr, a.shape, a.strides) == (b.device, b.ptr, b.shape, b.strides)
+
+
+def _matrix_in(op, orient, trans, name, where):
+    """(operand, ld, GPK_*TRANS) to read `op` in the `orient` layout: in place when
+    possible -- a matrix stored the other way round is its own transpose in that
+    layout, so the trans flag flips -- else through a host copy."""
+    storages = op.storages()
+    if orient in storages:
+        return op, storages[orient], TRANS if trans else NO_TRANS
+    other = COL if orient == ROW else ROW
+    if other in storages:
+        return op, storages[other], NO_TRANS if trans else TRANS
+    if op.device:
+        raise invalid(
+            f"{name} is a device array with no unit stride (strides {op.strides}); "
+            "pass a contiguous array or a slice of one",
+            where,
+        )
+    op = _arrays.as_host_copy(op, "C" if orient == ROW else "F")
+    return op, op.storages()[orient], TRANS if trans else NO_TRANS
+
+
+def _describe(storages):
+    return " or ".join(sorted({ROW: "row-major", COL: "column-major"}[s] for s in storages)) or "strided"
+
+
+class Context:
+    """A libgpk context: a backend, a device, a stream, the chosen variants.
+
+    Context(backend="auto", device=0): backend is "auto" (the GPU when one is
+    usable, the host otherwise), "cuda" or "host" (or a gpk.BACKEND_* value).
+    Close it with close() or use it as a context manager; one thread uses a
+    context at a time.
+
+    Arrays are numpy arrays (anything numpy.asarray takes, for inputs) or objects
+    with __cuda_array_interface__ (CuPy, Numba, PyTorch), passed by pointer:
+      - dtypes float32, float64, int32, int64 (gemm: floats only);
+      - a 2-D array with a unit stride along one axis is read in place, whether
+        C-ordered (row-major), Fortran-ordered (column-major) or a slice such as
+        a[:, :5] (its leading dimension comes from its strides); other host arrays
+        are copied first, other device arrays are an error;
+      - results go to out= when given (in place, never reallocated); otherwise a
+        new array is made like the inputs: a numpy array, or for device inputs an
+        array of the same library (CuPy, Numba, PyTorch; other device-array types
+        must pass out=).
+    With every array on the device, gemm and transpose are asynchronous on the
+    context's stream (set_stream; the default stream otherwise), like the C API;
+    the array's own __cuda_array_interface__ stream is not waited for.
+    """
+
+    def __init__(self, backend="auto", device=0):
+        where = "Context"
+        self._handle = None
+        code = _choice(backend, BACKENDS, "backend", where)
+        device = _integer(device, "device", where)
+        if device >= 2**31:
+            raise invalid(f"device ({device}) must be < 2^31", where)
+        lib = _library.lib()
+        handle = ctypes.c_void_p()
+        check(lib.gpk_create(ctypes.byref(handle), code, device), None, "gpk_create")
+        self._lib = lib
+        self._handle = handle
+        self._stream = None
+        resolved = ctypes.c_int()
+        check(lib.gpk_get_backend(handle, ctypes.byref(resolved)), handle, "gpk_get_backend")
+        self._backend = BACKEND_NAMES[resolved.value]
+        self._device = device
+
+    # ---------------------------------------------------------------- lifetime --
+
+    def close(self):
+        """Waits for the context's work, then frees it. Closing twice is harmless."""
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            check(self._lib.gpk_destroy(handle), None, "gpk_destroy")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass  # interpreter shutdown, or an error nobody is left to see
+
+    def __repr__(self):
+        if self._handle is None:
+            return "<gpk.Context closed>"
+        return f"<gpk.Context backend={self._backend!r} device={self._device}>"
+
+    def _h(self):
+        if self._handle is None:
+            raise InvalidHandleError(Status.ERROR_INVALID_HANDLE, "the context is closed", "Context")
+        return self._handle
+
+    @property
+    def closed(self):
+        return self._handle is None
+
+    @property
+    def backend(self):
+        """'cuda' or 'host': the backend the context resolved to (never 'auto')."""
+        return self._backend
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def handle(self):
+        """The gpk_context * as an integer, for passing to other C code."""
+        return self._h().value
+
+    # ---------------------------------------------------------------- settings --
+
+    def set_stream(self, stream):
+        """Issues later work on a CUDA stream: None (the default stream), a
+        cudaStream_t as an int, or an object with .ptr (CuPy) or .cuda_stream
+        (PyTorch). The stream object is kept alive while it is in use."""
+        if stream is None:
+            pointer = None
+        elif hasattr(stream, "ptr"):
+            pointer = stream.ptr
+        elif hasattr(stream, "cuda_stream"):
+            pointer = stream.cuda_stream
+        else:
+            pointer = _integer(stream, "stream", "Context.set_stream")
+        h = self._h()
+        check(self._lib.gpk_set_stream(h, pointer or None), h, "gpk_set_stream")
+        self._stream = stream
+
+    def synchronize(self):
+        """Waits for the context's work; raises if that work failed."""
+        h = self._h()
+        check(self._lib.gpk_synchronize(h), h, "gpk_synchronize")
+
+    def variants(self, op):
+        """The names of op's variants on this backend, in ladder order; op is
+        'gemm', 'reduce', 'transpose' or 'pi' (or a gpk.OP_* value)."""
+        code = _choice(op, OPS, "op", "Context.variants")
+        h = self._h()
+        count = ctypes.c_int()
+        check(self._lib.gpk_variant_count(h, code, ctypes.byref(count)), h, "gpk_variant_count")
+        return [self._lib.gpk_variant_name(h, code, i).decode() for i in range(count.value)]
+
+    def set_variant(self, op, name=None):
+        """Chooses the variant of op for later calls; None or 'auto' restores the default."""
+        code = _choice(op, OPS, "op", "Context.set_variant")
+        if name is not None and not isinstance(name, str):
+            raise invalid(f"name must be a str or None, not {name!r}", "Context.set_variant")
+        h = self._h()
+        check(self._lib.gpk_set_variant(h, code, None if name is None else name.encode()), h, "gpk_set_variant")
+
+    def set_validation(self, enabled=True):
+        """Recomputes every later call with the vendor library (CUDA backend only)."""
+        h = self._h()
+        check(self._lib.gpk_set_validation(h, 1 if enabled else 0), h, "gpk_set_validation")
+
+    # -------------------------------------------------------------- operations --
+
+    def gemm(self, A, B, C=None, alpha=1.0, beta=0.0, transa=False, transb=False, out=None):
+        """alpha * op(A) @ op(B) + beta * C, with op(X) = X.T when transX.
+
+        A and B are 2-D float32 or float64 arrays of one dtype. C, when given, is
+        the m x n addend; it is read only when beta != 0 and is never modified
+        unless it is also out (out=C updates C in place, as BLAS does). The result
+        goes to out when given, else to a new array, which is returned.
+        """
+        where = "Context.gemm"
+        h = self._h()
+        a = _arrays.as_input(A, "A", where)
+        b = _arrays.as_input(B, "B", where)
+        _arrays.require_ndim(a, 2, "A", where)
+        _arrays.require_ndim(b, 2, "B", where)
+        if b.dtype != a.dtype:
+            raise invalid(f"B has dtype {b.dtype} but A has dtype {a.dtype}; they must match", where)
+        dtype = a.dtype
+        m, k = a.shape[::-1] if transa else a.shape
+        k_b, n = b.shape[::-1] if transb else b.shape
+        if k_b != k:
+            raise invalid(f"B: op(B) has {k_b} rows but op(A) has {k} columns; the two must agree (k)", where)
+        alpha, beta = float(alpha), float(beta)
+
+        c = None
+        if C is not None:
+            c = _arrays.as_input(C, "C", where)
+            self._check_result(c, (m, n), dtype, "C", where)
+        elif beta != 0:
+            raise invalid(f"beta ({beta}) is nonzero but C is None: there is nothing to add", where)
+
+        if out is None:
+            if c is not None:
+                out = _arrays.empty_like(c, (m, n), dtype, _result_order(c), where)
+            else:
+                proto = a if a.device else b if b.device else None
+                out = _arrays.empty_like(proto, (m, n), dtype, _result_order(a, b), where)
+        o = _arrays.as_output(out, "out", where)
+        self._check_result(o, (m, n), dtype, "out", where)
+        storages = o.storages()
+        if not storages:
+            raise invalid(f"out needs a unit stride along one axis, but its strides are {o.strides}", where)
+        orient = ROW if ROW in storages else COL
+
+        a, lda, transa_code = _matrix_in(a, orient, transa, "A", where)
+        b, ldb, transb_code = _matrix_in(b, orient, transb, "B", where)
+
+        if c is None or beta == 0:
+            beta = 0.0  # C is not read: nothing to copy, and NaN in out cannot leak
+        elif not _same_view(c, o):
+            for x, name in ((a, "A"), (b, "B")):
+                if _arrays.overlaps(o, x):
+                    raise invalid(f"out overlaps {name}: the output must not alias an input", where)
+            if c.device != o.device:
+                raise invalid("C and out must both be host arrays or both device arrays (or pass out=C)", where)
+            out[...] = c.obj
+
+        code = _arrays.gpk_dtype(dtype, "A", where)
+        check(
+            self._lib.gpk_gemm(
+                h, code, ROW_MAJOR if orient == ROW else COL_MAJOR, transa_code, transb_code,
+                m, n, k, alpha, a.ptr, lda, b.ptr, ldb, beta, o.ptr, storages[orient],
+            ),
+            h,
+            "gpk_gemm",
+        )
+        return out
+
+    def reduce(self, x, op="sum"):
+        """The sum, min or max (op 'sum', 'min', 'max' or a gpk.SUM/MIN/MAX value)
+        of all elements of x, as a Python float (float dtypes) or int (integer
+        dtypes, accumulated in 64 bits). Deterministic from run to run."""
+        where = "Context.reduce"
+        h = self._h()
+        op_code = _choice(op, REDUCE_OPS, "op", where)
+        v = _arrays.as_input(x, "x", where)
+        if not v.is_contiguous():
+            if v.device:
+                raise invalid(f"x is a device array that is not contiguous (strides {v.strides})", where)
+            v = _arrays.as_host_copy(v, "C")
+        code = _arrays.gpk_dtype(v.dtype, "x", where)
+        result = {F32: ctypes.c_float, F64: ctypes.c_double}.get(code, ctypes.c_int64)()
+        check(self._lib.gpk_reduce(h, code, op_code, v.ptr, v.size, ctypes.byref(result)), h, "gpk_reduce")
+        return result.value
+
+    def sum(self, x):
+        return self.reduce(x, "sum")
+
+    def min(self, x):
+        return self.reduce(x, "min")
+
+    def max(self, x):
+        return self.reduce(x, "max")
+
+    def transpose(self, A, out=None):
+        """A.T, out of place, for any of the four dtypes. out, when given, must be
+        A.shape[::-1] with A's dtype; a new array otherwise, in A's order."""
+        where = "Context.transpose"
+        h = self._h()
+        a = _arrays.as_input(A, "A", where)
+        _arrays.require_ndim(a, 2, "A", where)
+        rows, cols = a.shape
+        code = _arrays.gpk_dtype(a.dtype, "A", where)
+        a_storages = a.storages()
+        if not a_storages:
+            if a.device:
+                raise invalid(f"A is a device array with no unit stride (strides {a.strides})", where)
+            a = _arrays.as_host_copy(a, "C")
+            a_storages = a.storages()
+
+        if out is None:
+            order = "C" if ROW in a_storages else "F"
+            out = _arrays.empty_like(a if a.device else None, (cols, rows), a.dtype, order, where)
+        o = _arrays.as_output(out, "out", where)
+        self._check_result(o, (cols, rows), a.dtype, "out", where)
+        o_storages = o.storages()
+        if not o_storages:
+            raise invalid(f"out needs a unit stride along one axis, but its strides are {o.strides}", where)
+
+        common = [s for s in (ROW, COL) if s in a_storages and s in o_storages]
+        if common:
+            orient = common[0]
+        else:
+            # Between layouts the transpose is a plain strided copy, which the C
+            # API does not do: bring A to out's layout first.
+            orient = ROW if ROW in o_storages else COL
+            if a.device:
+                raise invalid(
+                    f"out is {_describe(o_storages)} but A is {_describe(a_storages)}; "
+                    "for device arrays out must be in A's order",
+                    where,
+                )
+            a = _arrays.as_host_copy(a, "C" if orient == ROW else "F")
+            a_storages = a.storages()
+
+        check(
+            self._lib.gpk_transpose(
+                h, code, ROW_MAJOR if orient == ROW else COL_MAJOR, rows, cols,
+                a.ptr, a_storages[orient], o.ptr, o_storages[orient],
+            ),
+            h,
+            "gpk_transpose",
+        )
+        return out
+
+    def pi(self, samples, seed=0):
+        """Monte Carlo pi from `samples` points of a Philox generator keyed by
+        `seed`: the same (samples, seed) gives the same hits on every backend and
+        GPU (the vendor variant excepted). Returns a PiResult."""
+        where = "Context.pi"
+        h = self._h()
+        samples = _integer(samples, "samples", where)
+        seed = _integer(seed, "seed", where)
+        # ctypes would wrap these silently; the library checks the rest of the range.
+        if samples < 0:
+            raise invalid(f"samples ({samples}) must be >= 1", where)
+        if samples >= 2**64:
+            raise invalid(f"samples ({samples}) must be <= 2^63", where)
+        if not 0 <= seed < 2**64:
+            raise invalid(f"seed ({seed}) must be in [0, 2^64)", where)
+        result = _library.PiResultStruct()
+        check(self._lib.gpk_pi(h, samples, seed, ctypes.byref(result)), h, "gpk_pi")
+        return PiResult(result.estimate, result.std_error, int(result.samples), int(result.hits))
+
+    # ----------------------------------------------------------------- helpers --
+
+    @staticmethod
+    def _check_result(op, shape, dtype, name, where):
+        if len(op.shape) != 2 or tuple(op.shape) != tuple(shape):
+            raise invalid(f"{name} has shape {tuple(op.shape)} but the result is {shape[0]} x {shape[1]}", where)
+        if op.dtype != dtype:
+            raise invalid(f"{name} has dtype {op.dtype} but the inputs have dtype {dtype}", where)

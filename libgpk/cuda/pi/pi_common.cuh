@@ -1,0 +1,180 @@
+// What the tuned Philox rungs of pi share: the split of a sample range into whole
+// Philox pairs (for the kernels) and edge samples (counted on the host), launches of
+// bounded length that never cross a 2^32-pair boundary, the block sum of hit counts,
+// and per-block hit slots summed in a fixed order once the last launch is done.
+//
+// Why launches stop at 2^32-pair boundaries: inside one, every pair shares the high
+// word of its 64-bit counter, so a kernel walks 32-bit low words only, and the parts
+// of Philox rounds 1 and 2 that depend on the high word alone (it enters round 1 as
+// counter word 1, which round 2 multiplies) are the same for every pair of the launch.
+#pragma once
+
+#include "../../common/philox.hpp"
+#include "../../ops.hpp"
+#include "../../status.hpp"
+#include "../resources.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace gpk::cuda::pi {
+
+// ---- the range --------------------------------------------------------------------
+
+// Samples [first, first + count) are the whole pairs [first_pair, end_pair) plus at
+// most two edge samples: a range starting on an odd sample begins with the second half
+// of a pair, one ending after an even sample ends with the first half of one. Both
+// edges exist only when count is even, hence >= 2, so they are different samples.
+struct PairRange {
+    uint64_t first_pair;
+    uint64_t end_pair;
+    uint64_t edge_hits;  // hits among the edge samples, counted on the host
+};
+
+inline PairRange split_pairs(const PiArgs &a) {
+    const uint64_t end = a.first + a.count;
+    PairRange r{(a.first + 1) / 2, end / 2, 0};
+    if (a.first % 2 != 0) r.edge_hits += pi_sample_inside(a.first, a.seed);
+    if (end % 2 != 0) r.edge_hits += pi_sample_inside(end - 1, a.seed);
+    return r;
+}
+
+// One launch's pairs: (hi << 32) | (lo + i) for i in [0, pairs), with lo + pairs <= 2^32.
+struct Piece {
+    uint32_t hi;
+    uint32_t lo;
+    uint32_t pairs;
+};
+
+// Calls launch(piece) for consecutive pieces covering [first_pair, end_pair), each at
+// most max_pairs long and inside one aligned block of 2^32 pairs.
+template <class Launch>
+gpk_status for_each_piece(uint64_t first_pair, uint64_t end_pair, uint32_t max_pairs, Launch &&launch) {
+    constexpr uint64_t kBlockOfPairs = uint64_t(1) << 32;
+    for (uint64_t p = first_pair; p < end_pair;) {
+        const uint64_t room = kBlockOfPairs - (p & (kBlockOfPairs - 1));
+        const uint64_t n = std::min(std::min(end_pair - p, room), uint64_t(max_pairs));
+        GPK_FORWARD_IF_ERROR(launch(Piece{static_cast<uint32_t>(p >> 32), static_cast<uint32_t>(p),
+                                          static_cast<uint32_t>(n)}));
+        p += n;
+    }
+    return GPK_SUCCESS;
+}
+
+// ---- device helpers ---------------------------------------------------------------
+
+// Hits of pair (hi << 32) | lo: the definition of common/philox.hpp, unchanged.
+__device__ __forceinline__ uint32_t pair_hits(uint32_t hi, uint32_t lo, uint64_t seed) {
+    return pi_pair_hits(pi_pair((static_cast<uint64_t>(hi) << 32) | lo, seed));
+}
+
+__device__ __forceinline__ uint64_t warp_sum(uint64_t v) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
+    return v;
+}
+
+// Sum of v over the block, valid in thread 0. Runs once per block, after the hot
+// loop, so it sums in 64 bits whatever the per-thread counts.
+template <int kBlock>
+__device__ __forceinline__ uint64_t block_sum(uint64_t v) {
+    static_assert(kBlock % 32 == 0 && kBlock <= 1024, "whole warps, at most 32 of them");
+    constexpr int kWarps = kBlock / 32;
+    __shared__ uint64_t warp_sums[kWarps];
+    const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    v = warp_sum(v);
+    if constexpr (kWarps == 1) return v;
+    if (lane == 0) warp_sums[warp] = v;
+    __syncthreads();
+    v = 0;
+    if (warp == 0) v = warp_sum(lane < kWarps ? warp_sums[lane] : 0);
+    return v;
+}
+
+// ---- per-block hit slots ----------------------------------------------------------
+
+constexpr int kSumBlock = 256;
+
+// slots[count] = slots[0] + ... + slots[count - 1], in a fixed order.
+template <int kBlock>
+__global__ void __launch_bounds__(kBlock) sum_slots_kernel(unsigned long long *slots, unsigned int count) {
+    uint64_t v = 0;
+    for (unsigned int i = threadIdx.x; i < count; i += kBlock) v += slots[i];
+    v = block_sum<kBlock>(v);
+    if (threadIdx.x == 0) slots[count] = v;
+}
+
+// One 64-bit slot per block of the largest grid a rung launches. Block b of every
+// launch adds its hits to slot b, and only that block's thread 0 touches it; launches
+// on one stream run in order, so the slots need no atomics and their final sum runs in
+// a fixed order. One more word serves a rung as a work counter.
+class BlockSlots {
+public:
+    gpk_status open(gpk_context &ctx, unsigned int blocks) {
+        void *p = nullptr;
+        GPK_FORWARD_IF_ERROR(buffer(ctx, Slot::Scratch, (size_t(blocks) + 2) * sizeof(unsigned long long), &p));
+        slots_ = static_cast<unsigned long long *>(p);
+        blocks_ = blocks;
+        GPK_CUDA_TRY(ctx, cudaMemsetAsync(slots_, 0, size_t(blocks) * sizeof(unsigned long long), stream(ctx)));
+        return GPK_SUCCESS;
+    }
+
+    unsigned long long *slots() const { return slots_; }
+    // A word after the slots and their total, for the launches to use as they like.
+    unsigned int *counter() const { return reinterpret_cast<unsigned int *>(slots_ + blocks_ + 1); }
+
+    // Waits for the launches and returns the total of all slots.
+    gpk_status total(gpk_context &ctx, uint64_t *hits) const {
+        const cudaStream_t s = stream(ctx);
+        sum_slots_kernel<kSumBlock><<<1, kSumBlock, 0, s>>>(slots_, blocks_);
+        GPK_LAUNCH_CHECK(ctx, "sum_slots_kernel");
+        unsigned long long sum = 0;
+        GPK_CUDA_TRY(ctx, cudaMemcpyAsync(&sum, slots_ + blocks_, sizeof sum, cudaMemcpyDeviceToHost, s));
+        GPK_CUDA_TRY(ctx, cudaStreamSynchronize(s));
+        *hits = sum;
+        return GPK_SUCCESS;
+    }
+
+private:
+    unsigned long long *slots_ = nullptr;
+    unsigned int blocks_ = 0;
+};
+
+// ---- the launcher skeleton --------------------------------------------------------
+
+// Hits of args: the edge samples on the host, the whole pairs by launch(piece, slots)
+// for each piece of at most max_pairs pairs, each launch at most `blocks` blocks wide
+// and adding its hits to slots.slots().
+template <class Launch>
+gpk_status count_hits(gpk_context &ctx, const PiArgs &args, unsigned int blocks, uint32_t max_pairs,
+                      Launch &&launch) {
+    GPK_RETURN_ERROR_IF(args.count > UINT64_MAX - args.first, &ctx, GPK_ERROR_INTERNAL,
+                        "pi range [%llu, +%llu) runs past sample 2^64 - 1",
+                        static_cast<unsigned long long>(args.first), static_cast<unsigned long long>(args.count));
+    const PairRange range = split_pairs(args);
+    uint64_t pair_hits = 0;
+    if (range.end_pair > range.first_pair) {
+        BlockSlots slots;
+        GPK_FORWARD_IF_ERROR(slots.open(ctx, blocks));
+        GPK_FORWARD_IF_ERROR(for_each_piece(range.first_pair, range.end_pair, max_pairs,
+                                            [&](const Piece &piece) { return launch(piece, slots); }));
+        GPK_FORWARD_IF_ERROR(slots.total(ctx, &pair_hits));
+    }
+    *args.hits = pair_hits + range.edge_hits;
+    return GPK_SUCCESS;
+}
+
+// Blocks of kBlock threads that fit on the context's GPU at once for `kernel`, at
+// least one: the grid of a rung whose threads each take an equal share of a launch.
+template <class Kernel>
+gpk_status resident_blocks(gpk_context &ctx, Kernel kernel, int block, unsigned int *blocks) {
+    int sms = 0, per_sm = 0;
+    GPK_CUDA_TRY(ctx, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx.device));
+    GPK_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, 0));
+    *blocks = static_cast<unsigned int>(std::max(1, sms) * std::max(1, per_sm));
+    return GPK_SUCCESS;
+}
+
+}  // namespace gpk::cuda::pi

@@ -1,0 +1,243 @@
+// The context and information functions: version, status strings, backends,
+// variant lists, sticky settings, streams, validation mode and last_error.
+#include "harness.hpp"
+
+#include <set>
+
+namespace {
+
+using namespace gpkt;
+
+const gpk_status kStatuses[] = {GPK_SUCCESS,          GPK_ERROR_INVALID_ARGUMENT, GPK_ERROR_INVALID_HANDLE,
+                                GPK_ERROR_NO_DEVICE,  GPK_ERROR_OUT_OF_MEMORY,    GPK_ERROR_NOT_SUPPORTED,
+                                GPK_ERROR_CUDA,       GPK_ERROR_CUBLAS,           GPK_ERROR_CURAND,
+                                GPK_ERROR_VALIDATION, GPK_ERROR_INTERNAL};
+const int kOps[] = {GPK_OP_GEMM, GPK_OP_REDUCE, GPK_OP_TRANSPOSE, GPK_OP_PI};
+
+void version(Suite &suite) {
+    Case c(suite, "gpk_version");
+    int major = -1, minor = -1, patch = -1;
+    gpk_version(&major, &minor, &patch);
+    if (major != GPK_VERSION_MAJOR || minor != GPK_VERSION_MINOR || patch != GPK_VERSION_PATCH)
+        c.fail("runtime version %d.%d.%d, header %d.%d.%d", major, minor, patch, GPK_VERSION_MAJOR, GPK_VERSION_MINOR,
+               GPK_VERSION_PATCH);
+    if (GPK_VERSION_NUMBER != GPK_VERSION_MAJOR * 10000 + GPK_VERSION_MINOR * 100 + GPK_VERSION_PATCH)
+        c.fail("GPK_VERSION_NUMBER disagrees with its parts");
+    // Any pointer may be NULL.
+    gpk_version(nullptr, nullptr, nullptr);
+    int only_minor = -1;
+    gpk_version(nullptr, &only_minor, nullptr);
+    if (only_minor != GPK_VERSION_MINOR) c.fail("gpk_version(NULL, &minor, NULL) wrote %d", only_minor);
+}
+
+void status_strings(Suite &suite) {
+    Case c(suite, "gpk_status_string");
+    std::set<std::string> seen;
+    for (gpk_status st : kStatuses) {
+        const char *s = gpk_status_string(st);
+        if (s == nullptr || s[0] == '\0') {
+            c.fail("gpk_status_string(%d) is %s", static_cast<int>(st), s == nullptr ? "NULL" : "empty");
+            continue;
+        }
+        if (!seen.insert(s).second) c.fail("gpk_status_string(%d) = \"%s\" is not distinct", static_cast<int>(st), s);
+    }
+    for (int unknown : {-1, 10, 42, 98, 100, 1000}) {
+        const char *s = gpk_status_string(static_cast<gpk_status>(unknown));
+        if (s == nullptr)
+            c.fail("gpk_status_string(%d) is NULL", unknown);
+        else if (seen.count(s) != 0)
+            c.fail("gpk_status_string(%d) = \"%s\" is the name of a real status", unknown, s);
+    }
+}
+
+void contexts(Suite &suite) {
+    {
+        Case c(suite, "gpk_destroy(NULL)");
+        c.expect(gpk_destroy(nullptr), GPK_SUCCESS, "gpk_destroy(NULL)");
+    }
+    {
+        Case c(suite, "gpk_create AUTO");
+        gpk_context *ctx = nullptr;
+        if (c.expect(gpk_create(&ctx, GPK_BACKEND_AUTO, 0), GPK_SUCCESS, "gpk_create(AUTO)")) {
+            int backend = -1;
+            c.expect(gpk_get_backend(ctx, &backend), GPK_SUCCESS, "gpk_get_backend");
+            if (backend != GPK_BACKEND_CUDA && backend != GPK_BACKEND_HOST)
+                c.fail("AUTO resolved to backend %d, expected CUDA (1) or HOST (2)", backend);
+            // AUTO takes the GPU exactly when the CUDA backend is available.
+            gpk_context *cuda = nullptr;
+            const gpk_status st = gpk_create(&cuda, GPK_BACKEND_CUDA, 0);
+            if (st == GPK_SUCCESS && backend != GPK_BACKEND_CUDA)
+                c.fail("AUTO took the host backend although a CUDA context can be created");
+            if (st == GPK_ERROR_NO_DEVICE && backend != GPK_BACKEND_HOST)
+                c.fail("AUTO took backend %d although CUDA has no device", backend);
+            gpk_destroy(cuda);
+        }
+        c.expect(gpk_destroy(ctx), GPK_SUCCESS, "gpk_destroy");
+    }
+    {
+        Case c(suite, format("gpk_get_backend %s", suite.backend_name()));
+        int backend = -1;
+        c.expect(gpk_get_backend(suite.ctx(), &backend), GPK_SUCCESS, "gpk_get_backend");
+        if (backend != suite.backend()) c.fail("backend %d, expected %d", backend, suite.backend());
+    }
+    {
+        // Contexts are independent: many at once, each with its own settings.
+        Case c(suite, "several contexts at once");
+        gpk_context *ctxs[4] = {nullptr, nullptr, nullptr, nullptr};
+        for (gpk_context *&ctx : ctxs) c.expect(gpk_create(&ctx, suite.backend(), 0), GPK_SUCCESS, "gpk_create");
+        for (gpk_context *ctx : ctxs) c.expect(gpk_destroy(ctx), GPK_SUCCESS, "gpk_destroy");
+    }
+}
+
+void variants(Suite &suite) {
+    gpk_context *ctx = suite.ctx();
+    for (int op : kOps) {
+        Case c(suite, format("variants of %s", op_name(op)));
+        int count = -1;
+        if (!c.expect(gpk_variant_count(ctx, op, &count), GPK_SUCCESS, "gpk_variant_count")) continue;
+        if (count < 1) c.fail("count %d: every op has at least one variant", count);
+        // The CUDA backend lists the vendor library first, then at least one rung.
+        if (suite.cuda() && count < 2) c.fail("count %d on the CUDA backend: vendor plus rungs expected", count);
+        std::set<std::string> names;
+        for (int i = 0; i < count; ++i) {
+            const char *name = gpk_variant_name(ctx, op, i);
+            if (name == nullptr || name[0] == '\0') {
+                c.fail("variant %d has %s name", i, name == nullptr ? "a NULL" : "an empty");
+                continue;
+            }
+            if (!names.insert(name).second) c.fail("variant name \"%s\" appears twice", name);
+            if (std::strcmp(name, "auto") == 0) c.fail("\"auto\" is listed as a variant");
+            if (!c.expect(gpk_set_variant(ctx, op, name), GPK_SUCCESS, "gpk_set_variant(listed name)"))
+                c.fail("listed variant \"%s\" cannot be selected", name);
+        }
+        for (int index : {-1, count, count + 1, 1000})
+            if (gpk_variant_name(ctx, op, index) != nullptr) c.fail("gpk_variant_name(index %d) is not NULL", index);
+        if (gpk_variant_name(nullptr, op, 0) != nullptr) c.fail("gpk_variant_name(NULL ctx) is not NULL");
+        c.expect(gpk_set_variant(ctx, op, nullptr), GPK_SUCCESS, "gpk_set_variant(NULL)");
+        c.expect(gpk_set_variant(ctx, op, "auto"), GPK_SUCCESS, "gpk_set_variant(\"auto\")");
+    }
+    Case c(suite, "gpk_variant_name unknown op");
+    for (int op : {-1, 4, 7})
+        if (gpk_variant_name(ctx, op, 0) != nullptr) c.fail("gpk_variant_name(op %d) is not NULL", op);
+}
+
+// One small call of each op, which must succeed; used after changing settings.
+void small_calls(Case &c, gpk_context *ctx) {
+    float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0.5f, 0.25f, 2, 4, 8}, cm[4] = {0, 0, 0, 0};
+    c.expect(gpk_gemm(ctx, GPK_F32, GPK_ROW_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, 2, 2, 3, 1.0, a, 3, b, 2, 0.0, cm, 2),
+             GPK_SUCCESS, "gpk_gemm");
+    // [1 2 3; 4 5 6] * [1 0.5; 0.25 2; 4 8] = [13.5 28.5; 29.25 60]
+    const float want[4] = {13.5f, 28.5f, 29.25f, 60.0f};
+    for (int i = 0; i < 4; ++i)
+        if (cm[i] != want[i]) c.fail("gemm element %d = %g, expected %g", i, cm[i], want[i]);
+    int64_t sum = 0;
+    const int32_t x[5] = {1, -2, 3, -4, 2000000000};
+    c.expect(gpk_reduce(ctx, GPK_I32, GPK_SUM, x, 5, &sum), GPK_SUCCESS, "gpk_reduce");
+    if (sum != 1999999998) c.fail("reduce sum %" PRId64 ", expected 1999999998", sum);
+    double t[6] = {0, 0, 0, 0, 0, 0};
+    const double s[6] = {1, 2, 3, 4, 5, 6};
+    c.expect(gpk_transpose(ctx, GPK_F64, GPK_COL_MAJOR, 2, 3, s, 2, t, 3), GPK_SUCCESS, "gpk_transpose");
+    const double tw[6] = {1, 3, 5, 2, 4, 6};
+    for (int i = 0; i < 6; ++i)
+        if (t[i] != tw[i]) c.fail("transpose element %d = %g, expected %g", i, t[i], tw[i]);
+    gpk_pi_result r;
+    c.expect(gpk_pi(ctx, 100000, 7, &r), GPK_SUCCESS, "gpk_pi");
+    if (r.samples != 100000) c.fail("pi samples %" PRIu64, r.samples);
+}
+
+void settings(Suite &suite) {
+    gpk_context *ctx = suite.ctx();
+    {
+        Case c(suite, "gpk_set_stream(NULL) and gpk_synchronize");
+        c.expect(gpk_set_stream(ctx, nullptr), GPK_SUCCESS, "gpk_set_stream(NULL)");
+        c.expect(gpk_synchronize(ctx), GPK_SUCCESS, "gpk_synchronize");
+        small_calls(c, ctx);
+        c.expect(gpk_synchronize(ctx), GPK_SUCCESS, "gpk_synchronize after calls");
+    }
+    if (!suite.cuda()) {
+        Case c(suite, "gpk_set_validation on the host backend");
+        c.expect(gpk_set_validation(ctx, 1), GPK_ERROR_NOT_SUPPORTED, "gpk_set_validation(1)");
+        if (gpk_last_error(ctx)[0] == '\0') c.fail("NOT_SUPPORTED without a message");
+        // Only enabling it is unsupported; off is the state the context is in.
+        c.expect(gpk_set_validation(ctx, 0), GPK_SUCCESS, "gpk_set_validation(0)");
+        small_calls(c, ctx);
+        return;
+    }
+    {
+        // Validation recomputes each call with the vendor library; every variant's
+        // result must pass that check.
+        Case c(suite, "validation mode");
+        c.expect(gpk_set_validation(ctx, 1), GPK_SUCCESS, "gpk_set_validation(1)");
+        for (int op : kOps) {
+            for (const std::string &variant : suite.variants(op)) {
+                Case v(suite, format("validation mode %s variant=%s", op_name(op), variant.c_str()));
+                if (!suite.select(v, op, variant)) continue;
+                small_calls(v, ctx);
+                gpk_set_variant(ctx, op, nullptr);
+            }
+        }
+        c.expect(gpk_set_validation(ctx, 0), GPK_SUCCESS, "gpk_set_validation(0)");
+    }
+    {
+        // A stream of the caller's: device-pointer calls run on it.
+        Case c(suite, "user stream");
+        cudaStream_t stream = nullptr;
+        if (cudaStreamCreate(&stream) != cudaSuccess) {
+            c.fail("cudaStreamCreate failed");
+            return;
+        }
+        c.expect(gpk_set_stream(ctx, stream), GPK_SUCCESS, "gpk_set_stream(stream)");
+        const int n = 1 << 16;
+        std::vector<double> x(n, 0.5);
+        DeviceArray dx(n * sizeof(double)), dr(sizeof(double));
+        double sum = 0;
+        if (dx.upload(x.data()) && dr.ok()) {
+            c.expect(gpk_reduce(ctx, GPK_F64, GPK_SUM, dx.get(), n, dr.get()), GPK_SUCCESS, "gpk_reduce on a stream");
+            if (cudaStreamSynchronize(stream) != cudaSuccess) c.fail("cudaStreamSynchronize failed");
+            dr.download(&sum);
+            if (sum != n * 0.5) c.fail("sum %g, expected %g", sum, n * 0.5);
+        } else {
+            c.fail("device arrays: %s", dx.error());
+        }
+        small_calls(c, ctx);
+        c.expect(gpk_synchronize(ctx), GPK_SUCCESS, "gpk_synchronize");
+        c.expect(gpk_set_stream(ctx, nullptr), GPK_SUCCESS, "gpk_set_stream(NULL)");
+        cudaStreamDestroy(stream);
+    }
+}
+
+void last_error(Suite &suite) {
+    Case c(suite, "gpk_last_error");
+    gpk_context *fresh = suite.open(suite.backend());
+    const char *msg = gpk_last_error(fresh);
+    if (msg == nullptr || msg[0] != '\0') c.fail("a fresh context's last error is \"%s\", expected \"\"", msg ? msg : "(NULL)");
+    // A failure sets it; a later success does not clear it.
+    gpk_reduce(fresh, GPK_F64, GPK_MIN, nullptr, 0, nullptr);
+    const std::string after_failure = gpk_last_error(fresh);
+    if (after_failure.empty()) c.fail("no message after a failed call");
+    if (after_failure != gpk_last_error(nullptr))
+        c.fail("context message \"%s\" differs from the thread's \"%s\"", after_failure.c_str(), gpk_last_error(nullptr));
+    int backend = 0;
+    gpk_get_backend(fresh, &backend);
+    if (after_failure != gpk_last_error(fresh)) c.fail("a successful call changed the last error");
+    // Contexts keep their own message.
+    gpk_context *other = suite.open(suite.backend());
+    gpk_variant_count(other, 99, nullptr);
+    if (after_failure != gpk_last_error(fresh)) c.fail("a failure on another context changed this one's message");
+    if (gpk_last_error(other)[0] == '\0') c.fail("the other context has no message after its failure");
+    gpk_destroy(other);
+    gpk_destroy(fresh);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    Suite suite("test_api", argc, argv);
+    version(suite);
+    status_strings(suite);
+    contexts(suite);
+    variants(suite);
+    settings(suite);
+    last_error(suite);
+    return suite.finish();
+}

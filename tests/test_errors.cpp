@@ -1,0 +1,564 @@
+// Every argument rule of the API: the exact status, a message that names the
+// parameter (on the context and on the thread), and outputs left as they were.
+#include "harness.hpp"
+
+#include <functional>
+
+namespace {
+
+using namespace gpkt;
+
+// Whether `word` occurs in `text` as a whole word: "m" must not match inside
+// "must", nor "A" inside "GPK_F32", or any message would pass.
+bool contains_word(const std::string &text, const std::string &word) {
+    auto is_word_char = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
+    for (size_t pos = text.find(word); pos != std::string::npos; pos = text.find(word, pos + 1)) {
+        const bool left = pos == 0 || !is_word_char(text[pos - 1]);
+        const bool right = pos + word.size() == text.size() || !is_word_char(text[pos + word.size()]);
+        if (left && right) return true;
+    }
+    return false;
+}
+
+struct Region {
+    const void *ptr;
+    size_t bytes;
+};
+
+class Checker {
+public:
+    explicit Checker(Suite &suite) : suite_(suite) {}
+
+    // Runs `call`, which must fail with `want`. `ctx` is the context whose last
+    // error must carry the message (NULL: only the thread's message is checked);
+    // one of `words` must appear in the messages; `outputs` must be unchanged.
+    void expect(const std::string &name, gpk_context *ctx, gpk_status want, std::vector<std::string> words,
+                std::vector<Region> outputs, const std::function<gpk_status()> &call) {
+        Case c(suite_, name);
+        std::vector<std::vector<unsigned char>> before;
+        for (const Region &r : outputs) {
+            const auto *p = static_cast<const unsigned char *>(r.ptr);
+            before.emplace_back(p, p + r.bytes);
+        }
+        // Both messages are first set to another failure's, so that a call which
+        // fails without recording its own message is caught. Two different resets:
+        // the call under test may legitimately produce the first one's message.
+        gpk_status st = GPK_SUCCESS;
+        std::string stale_thread, stale_ctx;
+        for (int reset = 0; reset < 2; ++reset) {
+            if (reset == 0)
+                gpk_variant_count(suite_.ctx(), GPK_OP_GEMM, nullptr);
+            else
+                gpk_set_variant(suite_.ctx(), GPK_OP_GEMM, "reset-marker-9f3");
+            if (ctx != nullptr && ctx != suite_.ctx()) gpk_variant_count(ctx, GPK_OP_GEMM, nullptr);
+            stale_thread = gpk_last_error(nullptr);
+            stale_ctx = ctx != nullptr ? gpk_last_error(ctx) : "";
+            st = call();
+            const bool thread_same = stale_thread == gpk_last_error(nullptr);
+            const bool ctx_same = ctx != nullptr && stale_ctx == gpk_last_error(ctx);
+            if (!thread_same && !ctx_same) break;
+        }
+        if (st != want)
+            c.fail("status %s (%d), expected %s (%d); message: \"%s\"", gpk_status_string(st), static_cast<int>(st),
+                   gpk_status_string(want), static_cast<int>(want), gpk_last_error(nullptr));
+        check_message(c, "gpk_last_error(NULL)", gpk_last_error(nullptr), stale_thread, words);
+        if (ctx != nullptr) check_message(c, "gpk_last_error(ctx)", gpk_last_error(ctx), stale_ctx, words);
+        for (size_t i = 0; i < outputs.size(); ++i)
+            if (std::memcmp(outputs[i].ptr, before[i].data(), before[i].size()) != 0)
+                c.fail("output %zu was written by a call that failed", i);
+    }
+
+    // Runs `call`, which must succeed: the boundary on the valid side of a rule.
+    void expect_ok(const std::string &name, gpk_context *ctx, const std::function<gpk_status()> &call) {
+        Case c(suite_, name);
+        const gpk_status st = call();
+        if (st != GPK_SUCCESS)
+            c.fail("status %s (%d), expected success; message: \"%s\"", gpk_status_string(st), static_cast<int>(st),
+                   ctx != nullptr ? gpk_last_error(ctx) : gpk_last_error(nullptr));
+    }
+
+private:
+    static void check_message(Case &c, const char *which, const char *msg, const std::string &stale,
+                              const std::vector<std::string> &words) {
+        if (msg == nullptr) {
+            c.fail("%s is NULL", which);
+            return;
+        }
+        const std::string text = msg;
+        if (text.empty()) {
+            c.fail("%s is empty", which);
+            return;
+        }
+        if (text == stale) {
+            c.fail("%s still holds the previous failure's message (\"%s\")", which, msg);
+            return;
+        }
+        for (const std::string &w : words)
+            if (contains_word(text, w)) return;
+        std::string list;
+        for (const std::string &w : words) list += (list.empty() ? "\"" : ", \"") + w + "\"";
+        c.fail("%s = \"%s\" names none of %s", which, msg, list.c_str());
+    }
+
+    Suite &suite_;
+};
+
+// ---- context-free functions ---------------------------------------------------
+
+void context_rules(Suite &suite, Checker &check) {
+    gpk_context *garbage = reinterpret_cast<gpk_context *>(uintptr_t{0x1000});
+    auto create_fails = [&](const std::string &name, int backend, int device, gpk_status want,
+                            std::vector<std::string> words) {
+        gpk_context *out = garbage;
+        check.expect(name, nullptr, want, words, {}, [&] { return gpk_create(&out, backend, device); });
+        Case c(suite, name + ": *ctx after the failure");
+        if (out != nullptr) {
+            c.fail("*ctx = %p after a failed gpk_create, expected NULL", static_cast<void *>(out));
+            if (out != garbage) gpk_destroy(out);
+        }
+    };
+    check.expect("gpk_create(NULL, HOST, 0)", nullptr, GPK_ERROR_INVALID_ARGUMENT, {"ctx"}, {},
+                 [] { return gpk_create(nullptr, GPK_BACKEND_HOST, 0); });
+    for (int backend : {7, -1, 3, 100}) create_fails(format("gpk_create backend=%d", backend), backend, 0, GPK_ERROR_INVALID_ARGUMENT, {"backend"});
+    for (int backend : {GPK_BACKEND_HOST, GPK_BACKEND_CUDA, GPK_BACKEND_AUTO})
+        for (int device : {-1, -100})
+            create_fails(format("gpk_create backend=%d device=%d", backend, device), backend, device,
+                         GPK_ERROR_INVALID_ARGUMENT, {"device"});
+    // A device index beyond any machine's GPUs: no such device, with or without GPUs.
+    create_fails("gpk_create CUDA device=1000", GPK_BACKEND_CUDA, 1000, GPK_ERROR_NO_DEVICE, {"device"});
+
+    // NULL context everywhere.
+    const std::vector<std::string> ctx_word = {"ctx"};
+    gpk_pi_result pr;
+    double buf[4] = {1, 2, 3, 4};
+    double out[4] = {0, 0, 0, 0};
+    int value = 12345;
+    check.expect("gpk_get_backend(NULL)", nullptr, GPK_ERROR_INVALID_HANDLE, ctx_word, {{&value, sizeof value}},
+                 [&] { return gpk_get_backend(nullptr, &value); });
+    check.expect("gpk_set_stream(NULL)", nullptr, GPK_ERROR_INVALID_HANDLE, ctx_word, {},
+                 [] { return gpk_set_stream(nullptr, nullptr); });
+    check.expect("gpk_synchronize(NULL)", nullptr, GPK_ERROR_INVALID_HANDLE, ctx_word, {},
+                 [] { return gpk_synchronize(nullptr); });
+    check.expect("gpk_variant_count(NULL)", nullptr, GPK_ERROR_INVALID_HANDLE, ctx_word, {{&value, sizeof value}},
+                 [&] { return gpk_variant_count(nullptr, GPK_OP_GEMM, &value); });
+    check.expect("gpk_set_variant(NULL)", nullptr, GPK_ERROR_INVALID_HANDLE, ctx_word, {},
+                 [] { return gpk_set_variant(nullptr, GPK_OP_GEMM, "auto"); });
+    check.expect("gpk_set_validation(NULL)", nullptr, GPK_ERROR_INVALID_HANDLE, ctx_word, {},
+                 [] { return gpk_set_validation(nullptr, 0); });
+    check.expect("gpk_gemm(NULL)", nullptr, GPK_ERROR_INVALID_HANDLE, ctx_word, {{out, sizeof out}}, [&] {
+        return gpk_gemm(nullptr, GPK_F64, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, 2, 2, 1, 1.0, buf, 2, buf, 1, 0.0,
+                        out, 2);
+    });
+    check.expect("gpk_reduce(NULL)", nullptr, GPK_ERROR_INVALID_HANDLE, ctx_word, {{out, sizeof out}},
+                 [&] { return gpk_reduce(nullptr, GPK_F64, GPK_SUM, buf, 4, out); });
+    check.expect("gpk_transpose(NULL)", nullptr, GPK_ERROR_INVALID_HANDLE, ctx_word, {{out, sizeof out}},
+                 [&] { return gpk_transpose(nullptr, GPK_F64, GPK_COL_MAJOR, 2, 2, buf, 2, out, 2); });
+    std::memset(&pr, 0x5A, sizeof pr);
+    check.expect("gpk_pi(NULL)", nullptr, GPK_ERROR_INVALID_HANDLE, ctx_word, {{&pr, sizeof pr}},
+                 [&] { return gpk_pi(nullptr, 1000, 1, &pr); });
+}
+
+// ---- per-context rules ----------------------------------------------------------
+
+void variant_rules(Checker &check, gpk_context *ctx, const std::string &tag) {
+    int value = 12345;
+    for (int op : {7, -1, 4, 100}) {
+        check.expect(format("%s gpk_variant_count op=%d", tag.c_str(), op), ctx, GPK_ERROR_INVALID_ARGUMENT, {"op"},
+                     {{&value, sizeof value}}, [&] { return gpk_variant_count(ctx, op, &value); });
+        check.expect(format("%s gpk_set_variant op=%d", tag.c_str(), op), ctx, GPK_ERROR_INVALID_ARGUMENT, {"op"}, {},
+                     [&] { return gpk_set_variant(ctx, op, "auto"); });
+    }
+    check.expect(tag + " gpk_variant_count count=NULL", ctx, GPK_ERROR_INVALID_ARGUMENT, {"count"}, {},
+                 [&] { return gpk_variant_count(ctx, GPK_OP_REDUCE, nullptr); });
+    for (int op : {GPK_OP_GEMM, GPK_OP_REDUCE, GPK_OP_TRANSPOSE, GPK_OP_PI})
+        for (const char *name : {"no-such-variant", "", "AUTO", "auto "})
+            check.expect(format("%s gpk_set_variant op=%d name=\"%s\"", tag.c_str(), op, name), ctx,
+                         GPK_ERROR_INVALID_ARGUMENT, {"name", "variant", name}, {},
+                         [&] { return gpk_set_variant(ctx, op, name); });
+    check.expect(tag + " gpk_get_backend backend=NULL", ctx, GPK_ERROR_INVALID_ARGUMENT, {"backend"}, {},
+                 [&] { return gpk_get_backend(ctx, nullptr); });
+}
+
+void gemm_rules(Checker &check, gpk_context *ctx, const std::string &tag, void *device_buffer) {
+    // Distinct sizes, so that each leading-dimension minimum is a different number.
+    const int64_t m = 4, n = 5, k = 3;
+    std::vector<double> a(256, 0.5), b(256, 0.25), c(256, 7.0);
+    auto outputs = [&] { return std::vector<Region>{{c.data(), c.size() * sizeof(double)}}; };
+    // A valid call with one thing changed.
+    struct Call {
+        int dtype = GPK_F64, layout = GPK_COL_MAJOR, transa = GPK_NO_TRANS, transb = GPK_NO_TRANS;
+        int64_t m, n, k, lda, ldb, ldc;
+        const void *A, *B;
+        void *C;
+    };
+    const Call base{GPK_F64, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, m, n, k, m, k, m, a.data(), b.data(), c.data()};
+    auto run = [ctx](const Call &q) {
+        return [ctx, q] {
+            return gpk_gemm(ctx, q.dtype, q.layout, q.transa, q.transb, q.m, q.n, q.k, 1.0, q.A, q.lda, q.B, q.ldb, 0.5,
+                            q.C, q.ldc);
+        };
+    };
+    auto bad = [&](const std::string &what, const Call &q, std::vector<std::string> words,
+                   gpk_status want = GPK_ERROR_INVALID_ARGUMENT) {
+        check.expect(tag + " gpk_gemm " + what, ctx, want, std::move(words), outputs(), run(q));
+    };
+
+    for (int dtype : {7, -1, 4, 100}) {
+        Call q = base;
+        q.dtype = dtype;
+        bad(format("dtype=%d", dtype), q, {"dtype"});
+    }
+    for (int dtype : {GPK_I32, GPK_I64}) {
+        Call q = base;
+        q.dtype = dtype;
+        bad(format("dtype=%s", dtype_name(dtype)), q, {"dtype"}, GPK_ERROR_NOT_SUPPORTED);
+    }
+    for (int layout : {0, 7, 100, 103, int{GPK_NO_TRANS}}) {
+        Call q = base;
+        q.layout = layout;
+        bad(format("layout=%d", layout), q, {"layout"});
+    }
+    for (int trans : {0, 7, 113, int{GPK_ROW_MAJOR}}) {
+        Call q = base;
+        q.transa = trans;
+        bad(format("transa=%d", trans), q, {"transa"});
+        q = base;
+        q.transb = trans;
+        bad(format("transb=%d", trans), q, {"transb"});
+    }
+    {
+        Call q = base;
+        q.m = -1;
+        bad("m=-1", q, {"m"});
+        q = base;
+        q.n = -1;
+        bad("n=-1", q, {"n"});
+        q = base;
+        q.k = -1;
+        bad("k=-1", q, {"k"});
+        q = base;
+        q.m = std::numeric_limits<int64_t>::min();
+        bad("m=INT64_MIN", q, {"m"});
+    }
+    // Each leading dimension one below its CBLAS minimum, for every layout and
+    // transposition; and exactly at it, which must pass.
+    for (int layout : {GPK_COL_MAJOR, GPK_ROW_MAJOR})
+        for (int ta : {GPK_NO_TRANS, GPK_TRANS})
+            for (int tb : {GPK_NO_TRANS, GPK_TRANS}) {
+                const bool col = layout == GPK_COL_MAJOR, t_a = ta == GPK_TRANS, t_b = tb == GPK_TRANS;
+                const int64_t min_a = col ? (t_a ? k : m) : (t_a ? m : k);
+                const int64_t min_b = col ? (t_b ? n : k) : (t_b ? k : n);
+                const int64_t min_c = col ? m : n;
+                Call q = base;
+                q.layout = layout;
+                q.transa = ta;
+                q.transb = tb;
+                q.lda = min_a;
+                q.ldb = min_b;
+                q.ldc = min_c;
+                const std::string combo = format("%s trans=%c%c", layout_name(layout), t_a ? 'T' : 'N', t_b ? 'T' : 'N');
+                check.expect_ok(tag + " gpk_gemm " + combo + " minimal ld", ctx, run(q));
+                Call r = q;
+                r.lda = min_a - 1;
+                bad(format("%s lda=%" PRId64 " < %" PRId64, combo.c_str(), r.lda, min_a), r, {"lda"});
+                r = q;
+                r.ldb = min_b - 1;
+                bad(format("%s ldb=%" PRId64 " < %" PRId64, combo.c_str(), r.ldb, min_b), r, {"ldb"});
+                r = q;
+                r.ldc = min_c - 1;
+                bad(format("%s ldc=%" PRId64 " < %" PRId64, combo.c_str(), r.ldc, min_c), r, {"ldc"});
+                // With empty matrices the minimum is still 1.
+                r = q;
+                r.m = r.n = r.k = 0;
+                r.lda = 0;
+                bad(combo + " m=n=k=0 lda=0", r, {"lda"});
+                r = q;
+                r.m = r.n = r.k = 0;
+                r.ldc = 0;
+                bad(combo + " m=n=k=0 ldc=0", r, {"ldc"});
+            }
+    {
+        Call q = base;
+        q.A = nullptr;
+        bad("A=NULL", q, {"A"});
+        q = base;
+        q.B = nullptr;
+        bad("B=NULL", q, {"B"});
+        q = base;
+        q.C = nullptr;
+        bad("C=NULL", q, {"C"});
+        q = base;
+        q.C = nullptr;
+        q.k = 0;
+        bad("C=NULL k=0 (C is still scaled by beta)", q, {"C"});
+    }
+    // Byte counts beyond int64: elements fit in neither int64 nor, in bytes, in int64.
+    {
+        const int64_t big = int64_t{1} << 40;
+        Call q = base;
+        q.m = q.n = big;
+        q.k = 1;
+        q.lda = big;
+        q.ldb = 1;
+        q.ldc = big;
+        bad("m=n=2^40 ld=2^40", q, {"C", "m", "n", "ldc"});
+        const int64_t mid = int64_t{1} << 31;  // 2^62 elements, 2^65 bytes of F64
+        q = base;
+        q.m = q.n = mid;
+        q.k = 1;
+        q.lda = mid;
+        q.ldb = 1;
+        q.ldc = mid;
+        bad("m=n=2^31 F64 (2^65 bytes)", q, {"C", "m", "n", "ldc"});
+        q = base;
+        q.layout = GPK_ROW_MAJOR;
+        q.m = q.k = big;
+        q.n = 1;
+        q.lda = big;
+        q.ldb = 1;
+        q.ldc = 1;
+        bad("row m=k=2^40", q, {"A", "m", "k", "lda"});
+    }
+    // C aliasing an input.
+    {
+        Call q = base;
+        q.C = a.data();
+        check.expect(tag + " gpk_gemm C == A", ctx, GPK_ERROR_INVALID_ARGUMENT, {"A", "C"},
+                     {{a.data(), a.size() * sizeof(double)}}, run(q));
+        q = base;
+        q.C = b.data() + 2;
+        check.expect(tag + " gpk_gemm C overlaps B", ctx, GPK_ERROR_INVALID_ARGUMENT, {"B", "C"},
+                     {{b.data(), b.size() * sizeof(double)}}, run(q));
+    }
+    // Device memory on the host backend.
+    if (device_buffer != nullptr) {
+        Call q = base;
+        q.A = device_buffer;
+        bad("A in device memory on the host backend", q, {"A"});
+        q = base;
+        q.C = device_buffer;
+        bad("C in device memory on the host backend", q, {"C"});
+    }
+}
+
+void reduce_rules(Checker &check, gpk_context *ctx, const std::string &tag, void *device_buffer) {
+    std::vector<double> x(64, 1.5);
+    unsigned char result[16];
+    std::memset(result, 0xA5, sizeof result);
+    const std::vector<Region> out = {{result, sizeof result}};
+    auto call = [ctx](int dtype, int op, const void *xp, int64_t n, void *res) {
+        return [=] { return gpk_reduce(ctx, dtype, op, xp, n, res); };
+    };
+    for (int dtype : {7, -1, 4, 100})
+        check.expect(format("%s gpk_reduce dtype=%d", tag.c_str(), dtype), ctx, GPK_ERROR_INVALID_ARGUMENT, {"dtype"},
+                     out, call(dtype, GPK_SUM, x.data(), 8, result));
+    for (int op : {3, -1, 7, 100})
+        check.expect(format("%s gpk_reduce op=%d", tag.c_str(), op), ctx, GPK_ERROR_INVALID_ARGUMENT, {"op"}, out,
+                     call(GPK_F64, op, x.data(), 8, result));
+    for (int dtype : {GPK_F32, GPK_F64, GPK_I32, GPK_I64}) {
+        for (int op : {GPK_SUM, GPK_MIN, GPK_MAX})
+            check.expect(format("%s gpk_reduce %s op=%d n=-1", tag.c_str(), dtype_name(dtype), op), ctx,
+                         GPK_ERROR_INVALID_ARGUMENT, {"n"}, out, call(dtype, op, x.data(), -1, result));
+        for (int op : {GPK_MIN, GPK_MAX})
+            check.expect(format("%s gpk_reduce %s op=%d n=0", tag.c_str(), dtype_name(dtype), op), ctx,
+                         GPK_ERROR_INVALID_ARGUMENT, {"n"}, out, call(dtype, op, x.data(), 0, result));
+        check.expect(format("%s gpk_reduce %s x=NULL n=8", tag.c_str(), dtype_name(dtype)), ctx,
+                     GPK_ERROR_INVALID_ARGUMENT, {"x"}, out, call(dtype, GPK_SUM, nullptr, 8, result));
+        check.expect(format("%s gpk_reduce %s result=NULL", tag.c_str(), dtype_name(dtype)), ctx,
+                     GPK_ERROR_INVALID_ARGUMENT, {"result"}, {}, call(dtype, GPK_MAX, x.data(), 8, nullptr));
+        check.expect(format("%s gpk_reduce %s SUM n=0 result=NULL", tag.c_str(), dtype_name(dtype)), ctx,
+                     GPK_ERROR_INVALID_ARGUMENT, {"result"}, {}, call(dtype, GPK_SUM, nullptr, 0, nullptr));
+    }
+    // n * 8 bytes overflows int64.
+    check.expect(tag + " gpk_reduce F64 n=2^61", ctx, GPK_ERROR_INVALID_ARGUMENT, {"x", "n"}, out,
+                 call(GPK_F64, GPK_SUM, x.data(), int64_t{1} << 61, result));
+    check.expect(tag + " gpk_reduce I64 n=INT64_MAX", ctx, GPK_ERROR_INVALID_ARGUMENT, {"x", "n"}, out,
+                 call(GPK_I64, GPK_MIN, x.data(), std::numeric_limits<int64_t>::max(), result));
+    if (device_buffer != nullptr) {
+        check.expect(tag + " gpk_reduce x in device memory on the host backend", ctx, GPK_ERROR_INVALID_ARGUMENT,
+                     {"x"}, out, call(GPK_F64, GPK_SUM, device_buffer, 8, result));
+        check.expect(tag + " gpk_reduce result in device memory on the host backend", ctx, GPK_ERROR_INVALID_ARGUMENT,
+                     {"result"}, {}, call(GPK_F64, GPK_SUM, x.data(), 8, device_buffer));
+    }
+}
+
+void transpose_rules(Checker &check, gpk_context *ctx, const std::string &tag, void *device_buffer) {
+    const int64_t rows = 4, cols = 6;
+    std::vector<double> a(256, 0.5), b(256, 7.0);
+    auto outputs = [&] { return std::vector<Region>{{b.data(), b.size() * sizeof(double)}}; };
+    struct Call {
+        int dtype, layout;
+        int64_t rows, cols;
+        const void *A;
+        int64_t lda;
+        void *B;
+        int64_t ldb;
+    };
+    const Call base{GPK_F64, GPK_COL_MAJOR, rows, cols, a.data(), rows, b.data(), cols};
+    auto run = [ctx](const Call &q) {
+        return [ctx, q] { return gpk_transpose(ctx, q.dtype, q.layout, q.rows, q.cols, q.A, q.lda, q.B, q.ldb); };
+    };
+    auto bad = [&](const std::string &what, const Call &q, std::vector<std::string> words) {
+        check.expect(tag + " gpk_transpose " + what, ctx, GPK_ERROR_INVALID_ARGUMENT, std::move(words), outputs(), run(q));
+    };
+    for (int dtype : {7, -1, 4, 100}) {
+        Call q = base;
+        q.dtype = dtype;
+        bad(format("dtype=%d", dtype), q, {"dtype"});
+    }
+    for (int layout : {0, 7, 100, int{GPK_TRANS}}) {
+        Call q = base;
+        q.layout = layout;
+        bad(format("layout=%d", layout), q, {"layout"});
+    }
+    {
+        Call q = base;
+        q.rows = -1;
+        bad("rows=-1", q, {"rows"});
+        q = base;
+        q.cols = -1;
+        bad("cols=-1", q, {"cols"});
+    }
+    for (int dtype : {GPK_F32, GPK_F64, GPK_I32, GPK_I64})
+        for (int layout : {GPK_COL_MAJOR, GPK_ROW_MAJOR}) {
+            const bool col = layout == GPK_COL_MAJOR;
+            Call q = base;
+            q.dtype = dtype;
+            q.layout = layout;
+            q.lda = col ? rows : cols;
+            q.ldb = col ? cols : rows;
+            const std::string combo = format("%s %s", dtype_name(dtype), layout_name(layout));
+            check.expect_ok(tag + " gpk_transpose " + combo + " minimal ld", ctx, run(q));
+            Call r = q;
+            --r.lda;
+            bad(format("%s lda=%" PRId64, combo.c_str(), r.lda), r, {"lda"});
+            r = q;
+            --r.ldb;
+            bad(format("%s ldb=%" PRId64, combo.c_str(), r.ldb), r, {"ldb"});
+            r = q;
+            r.rows = r.cols = 0;
+            r.lda = 0;
+            bad(combo + " rows=cols=0 lda=0", r, {"lda"});
+            r = q;
+            r.rows = r.cols = 0;
+            r.ldb = 0;
+            bad(combo + " rows=cols=0 ldb=0", r, {"ldb"});
+        }
+    {
+        Call q = base;
+        q.A = nullptr;
+        bad("A=NULL", q, {"A"});
+        q = base;
+        q.B = nullptr;
+        bad("B=NULL", q, {"B"});
+    }
+    {
+        const int64_t big = int64_t{1} << 40;
+        Call q = base;
+        q.rows = q.cols = big;
+        q.lda = q.ldb = big;
+        bad("rows=cols=2^40", q, {"A", "B", "rows", "cols", "lda", "ldb"});
+    }
+    // Overlap: the same buffer, B starting on A's last element, and B starting
+    // right after A's last element (adjacent, valid).
+    {
+        std::vector<double> buf(128, 3.0);
+        const std::vector<Region> whole = {{buf.data(), buf.size() * sizeof(double)}};
+        Call q = base;
+        q.A = buf.data();
+        q.B = buf.data();
+        check.expect(tag + " gpk_transpose A == B", ctx, GPK_ERROR_INVALID_ARGUMENT, {"A", "B"}, whole, run(q));
+        const int64_t span = rows * cols;  // column-major, lda == rows
+        q.B = buf.data() + span - 1;
+        check.expect(tag + " gpk_transpose B starts on A's last element", ctx, GPK_ERROR_INVALID_ARGUMENT, {"A", "B"},
+                     whole, run(q));
+        q.A = buf.data() + span - 1;
+        q.B = buf.data();
+        check.expect(tag + " gpk_transpose A starts on B's last element", ctx, GPK_ERROR_INVALID_ARGUMENT, {"A", "B"},
+                     whole, run(q));
+        q.A = buf.data();
+        q.B = buf.data() + span;
+        check.expect_ok(tag + " gpk_transpose B adjacent to A", ctx, run(q));
+    }
+    if (device_buffer != nullptr) {
+        Call q = base;
+        q.A = device_buffer;
+        bad("A in device memory on the host backend", q, {"A"});
+    }
+}
+
+void pi_rules(Checker &check, gpk_context *ctx, const std::string &tag) {
+    gpk_pi_result r;
+    std::memset(&r, 0x5A, sizeof r);
+    const std::vector<Region> out = {{&r, sizeof r}};
+    for (uint64_t samples : {uint64_t{0}, (uint64_t{1} << 63) + 1, std::numeric_limits<uint64_t>::max()})
+        check.expect(format("%s gpk_pi samples=%" PRIu64, tag.c_str(), samples), ctx, GPK_ERROR_INVALID_ARGUMENT,
+                     {"samples"}, out, [&] { return gpk_pi(ctx, samples, 1, &r); });
+    check.expect(tag + " gpk_pi result=NULL", ctx, GPK_ERROR_INVALID_ARGUMENT, {"result"}, {},
+                 [&] { return gpk_pi(ctx, 1000, 1, nullptr); });
+}
+
+void stream_rules(Checker &check, gpk_context *ctx, const std::string &tag, bool host) {
+    if (!host) return;
+    int fake_stream = 0;
+    check.expect(tag + " gpk_set_stream non-NULL on the host backend", ctx, GPK_ERROR_NOT_SUPPORTED,
+                 {"cuda_stream", "stream"}, {}, [&] { return gpk_set_stream(ctx, &fake_stream); });
+    check.expect(tag + " gpk_set_validation(1) on the host backend", ctx, GPK_ERROR_NOT_SUPPORTED,
+                 {"validation", "enabled"}, {}, [&] { return gpk_set_validation(ctx, 1); });
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    Suite suite("test_errors", argc, argv);
+    Checker check(suite);
+    gpk_context *ctx = suite.ctx();
+    const std::string tag = suite.backend_name();
+    const bool host = !suite.cuda();
+
+    // Device memory passed to the host backend must be refused; that needs a GPU,
+    // and is skipped (not counted) without one.
+    DeviceArray device;
+    void *device_buffer = nullptr;
+    if (host) {
+        int count = 0;
+        if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0 && device.allocate(4096)) device_buffer = device.get();
+        cudaGetLastError();  // a failed probe must not linger in the CUDA runtime's state
+    }
+
+    if (host) context_rules(suite, check);
+    variant_rules(check, ctx, tag);
+    gemm_rules(check, ctx, tag, device_buffer);
+    reduce_rules(check, ctx, tag, device_buffer);
+    transpose_rules(check, ctx, tag, device_buffer);
+    pi_rules(check, ctx, tag);
+    stream_rules(check, ctx, tag, host);
+
+    // Every variant must apply the same rules: repeat a few with each selected.
+    for (int op : {GPK_OP_GEMM, GPK_OP_REDUCE, GPK_OP_TRANSPOSE}) {
+        for (const std::string &variant : suite.variants(op)) {
+            if (gpk_set_variant(ctx, op, variant.c_str()) != GPK_SUCCESS) continue;  // test_api's concern
+            const std::string vtag = tag + " variant=" + variant;
+            std::vector<double> a(64, 1.0), c(64, 2.0);
+            unsigned char result[16];
+            std::memset(result, 0xA5, sizeof result);
+            if (op == GPK_OP_GEMM)
+                check.expect(vtag + " gpk_gemm lda=1 < 4", ctx, GPK_ERROR_INVALID_ARGUMENT, {"lda"},
+                             {{c.data(), c.size() * sizeof(double)}}, [&] {
+                                 return gpk_gemm(ctx, GPK_F64, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, 4, 4, 4, 1.0,
+                                                 a.data(), 1, a.data(), 4, 0.0, c.data(), 4);
+                             });
+            if (op == GPK_OP_REDUCE)
+                check.expect(vtag + " gpk_reduce MAX n=0", ctx, GPK_ERROR_INVALID_ARGUMENT, {"n"},
+                             {{result, sizeof result}},
+                             [&] { return gpk_reduce(ctx, GPK_F32, GPK_MAX, a.data(), 0, result); });
+            if (op == GPK_OP_TRANSPOSE)
+                check.expect(vtag + " gpk_transpose A == B", ctx, GPK_ERROR_INVALID_ARGUMENT, {"A", "B"},
+                             {{c.data(), c.size() * sizeof(double)}},
+                             [&] { return gpk_transpose(ctx, GPK_I64, GPK_ROW_MAJOR, 4, 4, c.data(), 4, c.data(), 4); });
+        }
+        gpk_set_variant(ctx, op, nullptr);
+    }
+
+    return suite.finish();
+}

@@ -1,0 +1,310 @@
+// gpk_gemm conformance: every variant of the backend (and "auto") against a
+// reference computed here in long double, over both layouts, all transpositions,
+// tight and padded leading dimensions and the alpha/beta special cases.
+#include "harness.hpp"
+
+#include <algorithm>
+
+namespace {
+
+using namespace gpkt;
+
+struct Config {
+    int dtype, layout, transa, transb;
+    int64_t m, n, k;
+    int64_t pad_a, pad_b, pad_c;  // added to the CBLAS minimum of each leading dimension
+    double alpha, beta;
+    bool nan_in_a = false;  // A's elements are NaN: legal to pass only when A is not read
+    bool null_ab = false;   // A and B are NULL (only when m, n or k is 0)
+    bool null_c = false;    // C is NULL (only when m or n is 0)
+};
+
+struct AlphaBeta {
+    double alpha, beta;
+};
+constexpr AlphaBeta kAlphaBeta[] = {{1.0, 0.0}, {-0.5, 2.0}, {0.0, 1.5}, {1.3, 0.0}};
+constexpr int kTrans[] = {GPK_NO_TRANS, GPK_TRANS};
+constexpr int kLayouts[] = {GPK_COL_MAJOR, GPK_ROW_MAJOR};
+constexpr int kDtypes[] = {GPK_F32, GPK_F64};
+
+// The stored shapes of A, B and C for a config (the CBLAS rules).
+struct Shapes {
+    Shape a, b, c;
+};
+
+Shapes shapes_of(const Config &g) {
+    const bool col = g.layout == GPK_COL_MAJOR;
+    const bool ta = g.transa == GPK_TRANS, tb = g.transb == GPK_TRANS;
+    // A is stored as op(A) (m x k) or its transpose (k x m); likewise B.
+    const int64_t a_rows = ta ? g.k : g.m, a_cols = ta ? g.m : g.k;
+    const int64_t b_rows = tb ? g.n : g.k, b_cols = tb ? g.k : g.n;
+    Shapes s;
+    s.a = Shape{a_rows, a_cols, 0, col};
+    s.b = Shape{b_rows, b_cols, 0, col};
+    s.c = Shape{g.m, g.n, 0, col};
+    s.a.ld = at_least_one(s.a.inner()) + g.pad_a;
+    s.b.ld = at_least_one(s.b.inner()) + g.pad_b;
+    s.c.ld = at_least_one(s.c.inner()) + g.pad_c;
+    return s;
+}
+
+std::string describe(const Config &g, const Shapes &s) {
+    return format("gemm %s %s trans=%c%c m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " lda=%" PRId64 " ldb=%" PRId64
+                  " ldc=%" PRId64 " alpha=%g beta=%g%s%s%s",
+                  dtype_name(g.dtype), layout_name(g.layout), g.transa == GPK_TRANS ? 'T' : 'N',
+                  g.transb == GPK_TRANS ? 'T' : 'N', g.m, g.n, g.k, s.a.ld, s.b.ld, s.c.ld, g.alpha, g.beta,
+                  g.nan_in_a ? " A=NaN" : "", g.null_ab ? " A=B=NULL" : "", g.null_c ? " C=NULL" : "");
+}
+
+template <class T>
+struct Data {
+    std::vector<T> a, b, c0;  // c0: C before the call
+    std::vector<long double> ref, bound;  // per element of the m x n block, column-major
+};
+
+template <class T>
+Data<T> make_data(const Config &g, const Shapes &s) {
+    Rng rng(seed_of({g.dtype, g.layout, g.transa, g.transb, g.m, g.n, g.k, g.pad_a, g.pad_b, g.pad_c,
+                     static_cast<int64_t>(g.alpha * 1000), static_cast<int64_t>(g.beta * 1000), g.nan_in_a}));
+    const T nan = std::numeric_limits<T>::quiet_NaN();
+    Data<T> d;
+    // Padding of A and B is NaN: a kernel that reads it poisons its result.
+    d.a.assign(std::max<size_t>(s.a.count(), 1), nan);
+    d.b.assign(std::max<size_t>(s.b.count(), 1), nan);
+    d.c0.assign(std::max<size_t>(s.c.count(), 1), poison<T>());
+    for (int64_t r = 0; r < s.a.rows; ++r)
+        for (int64_t c = 0; c < s.a.cols; ++c) d.a[s.a.at(r, c)] = g.nan_in_a ? nan : static_cast<T>(rng.signed_unit());
+    for (int64_t r = 0; r < s.b.rows; ++r)
+        for (int64_t c = 0; c < s.b.cols; ++c) d.b[s.b.at(r, c)] = static_cast<T>(rng.signed_unit());
+    // beta == 0: C is NaN, which must not leak into the result.
+    for (int64_t i = 0; i < g.m; ++i)
+        for (int64_t j = 0; j < g.n; ++j) d.c0[s.c.at(i, j)] = g.beta == 0.0 ? nan : static_cast<T>(rng.signed_unit());
+
+    // The reference, with alpha and beta converted to T as the library does, and
+    // a per-element bound on the rounding error of any summation order.
+    const long double alpha = static_cast<T>(g.alpha), beta = static_cast<T>(g.beta);
+    const bool ta = g.transa == GPK_TRANS, tb = g.transb == GPK_TRANS;
+    std::vector<long double> opa(static_cast<size_t>(g.m * g.k)), opbt(static_cast<size_t>(g.n * g.k));
+    for (int64_t i = 0; i < g.m; ++i)
+        for (int64_t l = 0; l < g.k; ++l) opa[i * g.k + l] = d.a[ta ? s.a.at(l, i) : s.a.at(i, l)];
+    for (int64_t j = 0; j < g.n; ++j)
+        for (int64_t l = 0; l < g.k; ++l) opbt[j * g.k + l] = d.b[tb ? s.b.at(j, l) : s.b.at(l, j)];
+    const long double eps = std::numeric_limits<T>::epsilon() / 2;  // unit roundoff: 2^-24, 2^-53
+    d.ref.resize(static_cast<size_t>(g.m * g.n));
+    d.bound.resize(d.ref.size());
+    for (int64_t j = 0; j < g.n; ++j) {
+        for (int64_t i = 0; i < g.m; ++i) {
+            long double sum = 0, abs_sum = 0;
+            if (alpha != 0) {
+                const long double *ar = &opa[i * g.k], *bc = &opbt[j * g.k];
+                for (int64_t l = 0; l < g.k; ++l) {
+                    const long double p = ar[l] * bc[l];
+                    sum += p;
+                    abs_sum += std::fabs(p);
+                }
+            }
+            const long double c = beta != 0 ? static_cast<long double>(d.c0[s.c.at(i, j)]) : 0.0L;
+            d.ref[j * g.m + i] = alpha * sum + beta * c;
+            d.bound[j * g.m + i] = 4 * eps * (g.k + 2) * (std::fabs(alpha) * abs_sum + std::fabs(beta * c)) +
+                                   std::numeric_limits<T>::min();
+        }
+    }
+    return d;
+}
+
+// Checks C after a successful call: the block against the reference (finite
+// everywhere, so that an unwritten NaN element is caught), the padding untouched.
+template <class T>
+void check_c(Case &c, const Config &g, const Shapes &s, const Data<T> &d, const std::vector<T> &got) {
+    int64_t bad = 0;
+    for (int64_t j = 0; j < g.n; ++j) {
+        for (int64_t i = 0; i < g.m; ++i) {
+            const T v = got[s.c.at(i, j)];
+            const long double ref = d.ref[j * g.m + i], bound = d.bound[j * g.m + i];
+            const long double err = std::fabs(static_cast<long double>(v) - ref);
+            if (std::isfinite(static_cast<double>(v)) && err <= bound) continue;
+            if (bad++ == 0)
+                c.fail("C(%" PRId64 ", %" PRId64 ") = %.17g, expected %.17Lg (error %.3Lg, bound %.3Lg)", i, j,
+                       static_cast<double>(v), ref, err, bound);
+        }
+    }
+    if (bad > 1) c.fail("%" PRId64 " of %" PRId64 " elements of C are wrong", bad, g.m * g.n);
+    for (size_t idx = 0; idx < s.c.count(); ++idx) {
+        if (s.c.is_padding(idx) && !same_bits(got[idx], d.c0[idx])) {
+            c.fail("C padding at offset %zu was written (ldc %" PRId64 ", inner %" PRId64 ")", idx, s.c.ld,
+                   s.c.inner());
+            break;
+        }
+    }
+}
+
+template <class T>
+void check_unchanged(Case &c, const char *what, const std::vector<T> &before, const std::vector<T> &after) {
+    if (std::memcmp(before.data(), after.data(), before.size() * sizeof(T)) != 0)
+        c.fail("%s was modified although it must not be written", what);
+}
+
+// One config under every variant and memory placement.
+template <class T>
+void run_config(Suite &suite, const Config &g, const std::vector<std::string> &variants, uint64_t rotation) {
+    const Shapes s = shapes_of(g);
+    const Data<T> d = make_data<T>(g, s);
+    const std::string base = describe(g, s);
+    const bool quick = g.m == 0 || g.n == 0;
+
+    for (const std::string &variant : variants) {
+        // Placement masks: bit 0 A, bit 1 B, bit 2 C. NULL arrays stay host-side.
+        for (unsigned mem : quick ? std::vector<unsigned>{kAllHost} : suite.placements(3, rotation)) {
+            Case c(suite, format("%s variant=%s mem=%s", base.c_str(), variant.c_str(), mem_name(mem, 3).c_str()));
+            if (!suite.select(c, GPK_OP_GEMM, variant)) continue;
+            std::vector<T> a = d.a, b = d.b, cm = d.c0;
+            DeviceArray da, db, dc;
+            const void *pa = g.null_ab ? nullptr : a.data();
+            const void *pb = g.null_ab ? nullptr : b.data();
+            void *pc = g.null_c ? nullptr : cm.data();
+            if ((mem & 1u) && !(da.allocate(a.size() * sizeof(T)) && da.upload(a.data()))) {
+                c.fail("device copy of A: %s", da.error());
+                continue;
+            }
+            if ((mem & 2u) && !(db.allocate(b.size() * sizeof(T)) && db.upload(b.data()))) {
+                c.fail("device copy of B: %s", db.error());
+                continue;
+            }
+            if ((mem & 4u) && !(dc.allocate(cm.size() * sizeof(T)) && dc.upload(cm.data()))) {
+                c.fail("device copy of C: %s", dc.error());
+                continue;
+            }
+            if ((mem & 1u) && pa != nullptr) pa = da.get();
+            if ((mem & 2u) && pb != nullptr) pb = db.get();
+            if ((mem & 4u) && pc != nullptr) pc = dc.get();
+
+            const gpk_status st = gpk_gemm(suite.ctx(), g.dtype, g.layout, g.transa, g.transb, g.m, g.n, g.k,
+                                           g.alpha, pa, s.a.ld, pb, s.b.ld, g.beta, pc, s.c.ld);
+            if (mem != kAllHost && !suite.sync(c)) continue;
+            if ((mem & 4u) && !dc.download(cm.data())) {
+                c.fail("copying C back: %s", dc.error());
+                continue;
+            }
+            const bool ok = suite.accept(c, st, GPK_OP_GEMM, variant, g.dtype, "gpk_gemm");
+            if (mem == kAllHost) {
+                check_unchanged(c, "A", d.a, a);
+                check_unchanged(c, "B", d.b, b);
+            }
+            if (!ok || quick) {
+                // A failed call and a quick return both leave C as it was.
+                check_unchanged(c, "C", d.c0, cm);
+                continue;
+            }
+            check_c(c, g, s, d, cm);
+        }
+    }
+}
+
+void run(Suite &suite, const Config &g, const std::vector<std::string> &variants, uint64_t rotation) {
+    if (g.dtype == GPK_F32)
+        run_config<float>(suite, g, variants, rotation);
+    else
+        run_config<double>(suite, g, variants, rotation);
+}
+
+struct Size3 {
+    int64_t m, n, k;
+};
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    Suite suite("test_gemm", argc, argv);
+    const std::vector<std::string> variants = suite.variants(GPK_OP_GEMM);
+    uint64_t rotation = 0;
+
+    // Small shapes: the full grid of layout x trans x leading dimension x alpha/beta.
+    for (int64_t m : {1, 17})
+        for (int64_t n : {1, 17})
+            for (int64_t k : {1, 17})
+                for (int dtype : kDtypes)
+                    for (int layout : kLayouts)
+                        for (int ta : kTrans)
+                            for (int tb : kTrans)
+                                for (int64_t pad : {0, 3})
+                                    for (const AlphaBeta &ab : kAlphaBeta)
+                                        run(suite, Config{dtype, layout, ta, tb, m, n, k, pad, pad, pad, ab.alpha, ab.beta},
+                                            variants, rotation++);
+
+    // Shapes with 255: every layout and transposition; alpha/beta and padding rotate
+    // so that each shape still meets every alpha/beta pair and both paddings.
+    const Size3 medium[] = {{255, 17, 17}, {17, 255, 17}, {17, 17, 255}, {255, 255, 17},
+                            {17, 255, 255}, {255, 17, 255}, {255, 1, 255}, {1, 255, 17}};
+    for (const Size3 &sz : medium) {
+        int turn = 0;
+        for (int dtype : kDtypes)
+            for (int layout : kLayouts)
+                for (int ta : kTrans)
+                    for (int tb : kTrans) {
+                        const AlphaBeta ab = kAlphaBeta[turn % 4];
+                        const int64_t pad = (turn / 4) % 2 ? 3 : 0;
+                        // Unequal paddings catch a kernel that mixes up lda, ldb and ldc.
+                        run(suite, Config{dtype, layout, ta, tb, sz.m, sz.n, sz.k, pad, pad + 2 * (turn % 2), pad + 1, ab.alpha, ab.beta},
+                            variants, rotation++);
+                        ++turn;
+                    }
+    }
+    // The cube and the large shapes: fewer combinations each.
+    {
+        int turn = 0;
+        for (int dtype : kDtypes)
+            for (int layout : kLayouts)
+                for (int trans : kTrans) {
+                    const AlphaBeta ab = kAlphaBeta[turn % 4];
+                    run(suite, Config{dtype, layout, trans, trans == GPK_TRANS ? GPK_NO_TRANS : GPK_TRANS, 255, 255, 255,
+                                      turn % 2 ? 3 : 0, 0, turn % 2 ? 0 : 3, ab.alpha, ab.beta},
+                        variants, rotation++);
+                    ++turn;
+                }
+    }
+    const Size3 large[] = {{1000, 17, 255}, {255, 1000, 17}, {17, 1000, 255}, {1000, 1000, 1}};
+    for (const Size3 &sz : large) {
+        int turn = 0;
+        for (int dtype : kDtypes)
+            for (int layout : kLayouts) {
+                const int ta = kTrans[turn % 2], tb = kTrans[(turn / 2) % 2];
+                const AlphaBeta ab = kAlphaBeta[(turn + 1) % 4];
+                run(suite, Config{dtype, layout, ta, tb, sz.m, sz.n, sz.k, 3 * (turn % 2), 0, 3 * (turn % 2), ab.alpha, ab.beta},
+                    variants, rotation++);
+                ++turn;
+            }
+    }
+
+    // k == 0: C = beta * C (beta == 0 gives exact zeros over a NaN C), with A and B
+    // either NULL or valid and unread.
+    for (int dtype : kDtypes)
+        for (int layout : kLayouts)
+            for (int ta : kTrans)
+                for (double beta : {0.0, 1.5, 1.0})
+                    for (bool null_ab : {false, true}) {
+                        Config g{dtype, layout, ta, GPK_NO_TRANS, 17, 255, 0, 0, 0, 1, 2.0, beta};
+                        g.null_ab = null_ab;
+                        run(suite, g, variants, rotation++);
+                    }
+    // alpha == 0: A and B are not read either, so NaN in A must not leak.
+    for (int dtype : kDtypes)
+        for (int layout : kLayouts)
+            for (double beta : {0.0, 1.5}) {
+                Config g{dtype, layout, GPK_NO_TRANS, GPK_TRANS, 17, 17, 17, 0, 3, 0, 0.0, beta};
+                g.nan_in_a = true;
+                run(suite, g, variants, rotation++);
+            }
+    // m == 0 or n == 0: quick return, C untouched, NULL arrays allowed.
+    const Size3 empty[] = {{0, 17, 17}, {17, 0, 17}, {0, 0, 0}, {0, 17, 0}};
+    for (const Size3 &sz : empty)
+        for (int dtype : kDtypes)
+            for (int layout : kLayouts)
+                for (int nulls = 0; nulls < 3; ++nulls) {
+                    Config g{dtype, layout, GPK_TRANS, GPK_NO_TRANS, sz.m, sz.n, sz.k, 0, 0, 2, 1.0, 0.5};
+                    g.null_ab = nulls >= 1;
+                    g.null_c = nulls == 2;
+                    run(suite, g, variants, rotation++);
+                }
+
+    return suite.finish();
+}
