@@ -235,13 +235,16 @@ private:
 
 class Suite {
 public:
-    // argv[1] is the backend ("host" or "cuda"). Exits 77 when the CUDA backend has
-    // no device, 1 when the context cannot be made for any other reason.
+    // argv[1] is the backend ("host" or "cuda"); an optional argv[2] "quick" leaves
+    // out the largest cases (for runs under compute-sanitizer). Exits 77 when the CUDA
+    // backend has no device, 1 when the context cannot be made for any other reason.
     Suite(const char *program, int argc, char **argv) : program_(program) {
-        if (argc < 2 || (std::strcmp(argv[1], "host") != 0 && std::strcmp(argv[1], "cuda") != 0)) {
-            std::fprintf(stderr, "usage: %s host|cuda\n", program);
+        if (argc < 2 || (std::strcmp(argv[1], "host") != 0 && std::strcmp(argv[1], "cuda") != 0) ||
+            (argc > 2 && std::strcmp(argv[2], "quick") != 0) || argc > 3) {
+            std::fprintf(stderr, "usage: %s host|cuda [quick]\n", program);
             std::exit(2);
         }
+        quick_ = argc > 2;
         backend_name_ = argv[1];
         backend_ = std::strcmp(argv[1], "cuda") == 0 ? GPK_BACKEND_CUDA : GPK_BACKEND_HOST;
         ctx_ = open(backend_);
@@ -269,6 +272,7 @@ public:
     gpk_context *ctx() const { return ctx_; }
     int backend() const { return backend_; }
     bool cuda() const { return backend_ == GPK_BACKEND_CUDA; }
+    bool quick() const { return quick_; }
     const char *backend_name() const { return backend_name_; }
 
     // Every variant of `op` on this backend, in ladder order, then "auto".
@@ -393,6 +397,7 @@ private:
     const char *program_;
     const char *backend_name_ = "";
     int backend_ = GPK_BACKEND_HOST;
+    bool quick_ = false;
     gpk_context *ctx_ = nullptr;
     long run_ = 0, passed_ = 0, unsupported_ = 0, failed_ = 0, printed_ = 0;
     std::map<std::tuple<int, std::string, int>, bool> support_;

@@ -262,7 +262,9 @@ int main(int argc, char **argv) {
                     ++turn;
                 }
     }
-    const Size3 large[] = {{1000, 17, 255}, {255, 1000, 17}, {17, 1000, 255}, {1000, 1000, 1}};
+    const Size3 large[] = {{1000, 17, 255}, {255, 1000, 17},  {17, 1000, 255},
+                           {1000, 1000, 1}, {4097, 33, 65},   {65, 4097, 33},
+                           {33, 65, 4097}};
     for (const Size3 &sz : large) {
         int turn = 0;
         for (int dtype : kDtypes)

@@ -193,11 +193,12 @@ void check_result(Case &c, const Input &in, int op, const unsigned char *out) {
 // One input and op under every variant and placement; each call runs twice and the
 // two results must be identical bit for bit.
 void run_input(Suite &suite, const Input &in, int op, const std::vector<std::string> &variants, uint64_t rotation,
-               bool null_x = false) {
+               bool null_x = false, bool device_only = false) {
     if (in.n == 0 && op != GPK_SUM) return;  // an argument error, tested in test_errors
     for (const std::string &variant : variants) {
         // Placement masks: bit 0 x, bit 1 result.
-        for (unsigned mem : suite.placements(2, rotation)) {
+        const std::vector<unsigned> mems = device_only ? std::vector<unsigned>{3u} : suite.placements(2, rotation);
+        for (unsigned mem : mems) {
             Case c(suite, format("reduce %s %s n=%" PRId64 " %s%s variant=%s mem=%s", dtype_name(in.dtype),
                                  reduce_op_name(op), in.n, in.label.c_str(), null_x ? " x=NULL" : "",
                                  variant.c_str(), mem_name(mem, 2).c_str()));
@@ -287,6 +288,14 @@ int main(int argc, char **argv) {
                 const Input in = make_input(dtype, n, kind);
                 for (int op : kOps) run_input(suite, in, op, variants, rotation++);
             }
+
+    // On the GPU, n past 2^31: 64-bit indexing, and grids that cover more elements
+    // than one launch's blocks times threads.
+    if (suite.cuda() && !suite.quick()) {
+        const int64_t n = (int64_t{1} << 31) + 17;
+        const Input in = make_input(GPK_I32, n, Kind::mixed);
+        for (int op : kOps) run_input(suite, in, op, variants, rotation++, false, true);
+    }
 
     return suite.finish();
 }
