@@ -22,6 +22,19 @@ constexpr Variant<PiArgs> kHostPi[] = {{"host", kAllTypes, host::pi}};
 template <class Args>
 int first_rung(const Args &) { return 0; }
 
+// The index of the rung called `name` in `rungs`, at compile time: a pick names its
+// rung, and a renamed or removed rung fails the build instead of picking another.
+constexpr bool same_name(const char *a, const char *b) {
+    while (*a != '\0' && *a == *b) ++a, ++b;
+    return *a == *b;
+}
+template <class Args, int N>
+constexpr int rung(const Variant<Args> (&rungs)[N], const char *name) {
+    for (int i = 0; i < N; ++i)
+        if (same_name(rungs[i].name, name)) return i;
+    throw "no rung of that name";  // not a constant expression: a compile error
+}
+
 // ---- CUDA backend -----------------------------------------------------------------
 
 constexpr Variant<GemmArgs> kCudaGemm[] = {
@@ -45,10 +58,15 @@ constexpr Variant<TransposeArgs> kCudaTranspose[] = {
     {"block_rows", kAllTypes, cuda::transpose_block_rows},
     {"tile64", kAllTypes, cuda::transpose_tile64},
     {"tile64_vec2", kAllTypes, cuda::transpose_tile64_vec2},
+    {"tile64_vec16", kAllTypes, cuda::transpose_tile64_vec16},
 };
-// geam moves floats only; integer elements go to our own kernel.
-int pick_transpose(const TransposeArgs &args) {
-    return (kCudaTranspose[0].dtypes & dtype_bit(args.dtype)) ? 0 : 1;
+// geam computes 1 * A + 0 * B, which quiets signalling NaNs and rewrites NaN
+// payloads, so "auto" is always a rung of ours, which moves bits: the 16-byte rung,
+// which matches or beats geam on the H100 (docs/PERFORMANCE.md) and falls back to
+// the 64x64 tile when the arrays are not aligned for it.
+int pick_transpose(const TransposeArgs &) {
+    constexpr int best = rung(kCudaTranspose, "tile64_vec16");
+    return best;
 }
 
 constexpr Variant<PiArgs> kCudaPi[] = {
@@ -60,7 +78,10 @@ constexpr Variant<PiArgs> kCudaPi[] = {
     {"persistent", kAllTypes, cuda::pi_persistent},
 };
 // The default must be of the Philox family, so that hits match the host backend.
-int pick_pi(const PiArgs &) { return 5; }
+int pick_pi(const PiArgs &) {
+    constexpr int best = rung(kCudaPi, "persistent");
+    return best;
+}
 
 template <class Args, int N>
 constexpr Ladder<Args> ladder(const Variant<Args> (&rungs)[N], int vendor, int (*pick)(const Args &)) {

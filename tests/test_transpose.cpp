@@ -26,6 +26,14 @@ struct Config {
     bool null_arrays = false;  // A and B NULL (only when rows or cols is 0)
 };
 
+// Whether a 4- or 8-byte pattern is a floating-point NaN of that width.
+template <class U>
+bool is_nan_bits(U bits) {
+    if (sizeof(U) == 4) return (bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu) != 0;
+    const uint64_t b = bits;
+    return (b & 0x7FF0000000000000ull) == 0x7FF0000000000000ull && (b & 0x000FFFFFFFFFFFFFull) != 0;
+}
+
 template <class U>
 U random_element(Rng &rng, int dtype) {
     U bits = static_cast<U>(rng.next());
@@ -127,6 +135,10 @@ void run_typed(Suite &suite, const Config &g, const std::vector<std::string> &va
                 for (int64_t col_ = 0; col_ < g.cols; ++col_) {
                     const U want = a[sa.at(r, col_)], got = hb[sb.at(col_, r)];
                     if (got == want) continue;
+                    // cuBLAS geam computes 1 * A + 0 * B: a NaN comes out a NaN, but
+                    // quieted and with its payload rewritten. Only the vendor variant
+                    // may do that ("auto" must move bits).
+                    if (variant == "cublas_geam" && is_nan_bits(want) && is_nan_bits(got)) continue;
                     if (bad++ == 0)
                         c.fail("B(%" PRId64 ", %" PRId64 ") = 0x%0*" PRIx64 ", expected A(%" PRId64 ", %" PRId64
                                ") = 0x%0*" PRIx64,

@@ -114,6 +114,8 @@ public:
     // Compares the output just computed with the reference. `vendor` says the
     // output came from the vendor library (some ops check it differently).
     virtual Check check(bool vendor) = 0;
+    // Tells the case which variant the next check() judges (before the first call).
+    virtual void set_variant(const std::string &) {}
 };
 
 std::unique_ptr<Case> make_gemm_case(const Env &env, int dtype, int64_t m, int64_t n, int64_t k);

@@ -72,6 +72,7 @@ double median(std::vector<double> v) {
 // Fills `row` for variant row.index; the case's reference is set by variant 0.
 void measure(Env &env, Case &c, Timer &timer, const RunOptions &opt, Row &row) {
     gpk_context *ctx = env.ctx;
+    c.set_variant(row.variant);
     gpk_status st = gpk_set_variant(ctx, c.op(), row.variant.c_str());
     if (st != GPK_SUCCESS) {
         row.status = Row::Status::kFailed;

@@ -22,6 +22,7 @@ gpk_status transpose_padded_tile(gpk_context &ctx, const TransposeArgs &args);  
 gpk_status transpose_block_rows(gpk_context &ctx, const TransposeArgs &args);    // transpose/04_block_rows.cu
 gpk_status transpose_tile64(gpk_context &ctx, const TransposeArgs &args);        // transpose/05_tile64.cu
 gpk_status transpose_tile64_vec2(gpk_context &ctx, const TransposeArgs &args);   // transpose/06_tile64_vec2.cu
+gpk_status transpose_tile64_vec16(gpk_context &ctx, const TransposeArgs &args);  // transpose/07_tile64_vec16.cu
 
 gpk_status pi_curand(gpk_context &ctx, const PiArgs &args);              // pi/00_curand_thrust.cu
 gpk_status pi_lecture(gpk_context &ctx, const PiArgs &args);             // pi/01_lecture.cu
