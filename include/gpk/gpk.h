@@ -182,8 +182,11 @@ GPK_API gpk_status gpk_set_variant(gpk_context *ctx, int op, const char *name);
  *  the tolerance of the dtype and size, returns GPK_ERROR_VALIDATION with the
  *  largest difference found in gpk_last_error(). The output keeps the
  *  variant's result. Validation makes every call synchronous. Sticky.
- *  For gpk_pi the check is statistical: the two estimates must agree within
- *  6 combined standard errors.
+ *  When the variant in use is the vendor's own, gemm and reduce are checked
+ *  against the first libgpk rung instead. gpk_transpose is exact, so its check
+ *  compares every element of B with A on the host. For gpk_pi the check is
+ *  statistical: the two estimates must agree within 6 combined standard
+ *  errors.
  *  @return : GPK_SUCCESS, GPK_ERROR_INVALID_HANDLE;
  *            GPK_ERROR_NOT_SUPPORTED when enabling it on the host backend
  *            (there is no vendor library to compare with). */
