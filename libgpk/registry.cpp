@@ -47,6 +47,16 @@ int pick_gemm(const GemmArgs &) { return 0; }
 constexpr Variant<ReduceArgs> kCudaReduce[] = {
     {"cub", kAllTypes, cuda::reduce_cub},
     {"interleaved", kAllTypes, cuda::reduce_interleaved},
+    {"interleaved_strided", kAllTypes, cuda::reduce_interleaved_strided},
+    {"sequential", kAllTypes, cuda::reduce_sequential},
+    {"first_add", kAllTypes, cuda::reduce_first_add},
+    {"unroll_last_warp", kAllTypes, cuda::reduce_unroll_last_warp},
+    {"unroll_complete", kAllTypes, cuda::reduce_unroll_complete},
+    {"multi_add", kAllTypes, cuda::reduce_multi_add},
+    {"unroll8", kAllTypes, cuda::reduce_unroll8},
+    {"warp_shuffle", kAllTypes, cuda::reduce_warp_shuffle},
+    {"vec16", kAllTypes, cuda::reduce_vec16},
+    {"single_pass", kAllTypes, cuda::reduce_single_pass},
 };
 int pick_reduce(const ReduceArgs &) { return 0; }
 

@@ -14,6 +14,16 @@ gpk_status gemm_naive(gpk_context &ctx, const GemmArgs &args);           // gemm
 
 gpk_status reduce_cub(gpk_context &ctx, const ReduceArgs &args);         // reduce/00_cub.cu
 gpk_status reduce_interleaved(gpk_context &ctx, const ReduceArgs &args); // reduce/01_interleaved.cu
+gpk_status reduce_interleaved_strided(gpk_context &ctx, const ReduceArgs &args); // reduce/02_interleaved_strided.cu
+gpk_status reduce_sequential(gpk_context &ctx, const ReduceArgs &args);          // reduce/03_sequential.cu
+gpk_status reduce_first_add(gpk_context &ctx, const ReduceArgs &args);           // reduce/04_first_add.cu
+gpk_status reduce_unroll_last_warp(gpk_context &ctx, const ReduceArgs &args);    // reduce/05_unroll_last_warp.cu
+gpk_status reduce_unroll_complete(gpk_context &ctx, const ReduceArgs &args);     // reduce/06_unroll_complete.cu
+gpk_status reduce_multi_add(gpk_context &ctx, const ReduceArgs &args);           // reduce/07_multi_add.cu
+gpk_status reduce_unroll8(gpk_context &ctx, const ReduceArgs &args);             // reduce/08_unroll8.cu
+gpk_status reduce_warp_shuffle(gpk_context &ctx, const ReduceArgs &args);        // reduce/09_warp_shuffle.cu
+gpk_status reduce_vec16(gpk_context &ctx, const ReduceArgs &args);               // reduce/10_vec16.cu
+gpk_status reduce_single_pass(gpk_context &ctx, const ReduceArgs &args);         // reduce/11_single_pass.cu
 
 gpk_status transpose_geam(gpk_context &ctx, const TransposeArgs &args);  // transpose/00_cublas_geam.cu
 gpk_status transpose_naive(gpk_context &ctx, const TransposeArgs &args); // transpose/01_naive.cu

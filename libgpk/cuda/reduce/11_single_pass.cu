@@ -1,0 +1,86 @@
+// Rung 11, a single pass: rung 10 takes two launches, and the second, one block over
+// the first's partials, can start only once the first has drained, with a launch gap
+// between them; at small n the launches, not the data, set the time. Here one launch
+// does both. Each block reduces its share as in rung 10 and writes its partial; its
+// thread 0 then makes the partial visible to the whole GPU (__threadfence) and adds 1
+// to a counter of finished blocks. The block that draws the last ticket knows that
+// every partial is written and combines them itself.
+//
+// Deterministic: the last block does not fold partials in as they arrive; it reads
+// all of them in a fixed order (partial b to thread b mod 256, then the block tree),
+// so which block happens to finish last changes nothing. No block waits for another,
+// so the grid need not be resident at once for the kernel to finish.
+//
+// The counter lives in the context's scratch, which every launcher of the context
+// shares, so nothing a kernel leaves there is sure to survive until the next call: a
+// 4-byte cudaMemsetAsync zeroes it before each launch, on the same stream.
+#include "../ladders.hpp"
+#include "reduce_common.cuh"
+
+namespace gpk::cuda {
+namespace {
+
+constexpr int kBlock = 256;
+constexpr int kUnroll = 4;               // 16-byte loads in flight per thread
+constexpr size_t kPartialsOffset = 256;  // scratch: the counter, then the partials
+
+template <class In, class Acc, class Op>
+__global__ void __launch_bounds__(kBlock)
+    reduce_single_pass_kernel(const In *__restrict__ x, int64_t n, Acc *partial, unsigned int *finished,
+                              Acc *result) {
+    __shared__ bool is_last;
+    Acc acc = reduce::thread_reduce_vec16<kBlock, kUnroll, In, Acc, Op>(x, n);
+    acc = reduce::block_reduce_shuffle<kBlock, Acc, Op>(acc);
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = acc;
+        // The partial is visible GPU-wide before the count that announces it.
+        __threadfence();
+        const unsigned int ticket = atomicAdd(finished, 1u);
+        is_last = ticket == gridDim.x - 1;
+        // And the partials the count announces are read only after it.
+        if (is_last) __threadfence();
+    }
+    // Also parts the two uses of block_reduce_shuffle's shared memory.
+    __syncthreads();
+    if (!is_last) return;
+
+    // Read from L2 (ld.global.cg): the partials were written by other multiprocessors
+    // during this launch.
+    Acc total = Op::template identity<Acc>();
+    for (unsigned int b = threadIdx.x; b < gridDim.x; b += kBlock) total = Op()(total, __ldcg(partial + b));
+    total = reduce::block_reduce_shuffle<kBlock, Acc, Op>(total);
+    if (threadIdx.x == 0) *result = total;
+}
+
+template <class T, class Op>
+struct SinglePassReduction {
+    static gpk_status run(gpk_context &ctx, const ReduceArgs &args) {
+        using Acc = accumulator_t<T>;
+        const auto kernel = reduce_single_pass_kernel<T, Acc, Op>;
+        int64_t resident = 0;
+        GPK_FORWARD_IF_ERROR(reduce::resident_grid(ctx, kernel, kBlock, &resident));
+        const reduce::PassShape shape{kBlock, int64_t{kBlock} * kUnroll * static_cast<int64_t>(16 / sizeof(T)),
+                                      resident};
+        const int64_t grid = shape.partials(args.n);
+
+        void *scratch = nullptr;
+        GPK_FORWARD_IF_ERROR(
+            buffer(ctx, Slot::Scratch, kPartialsOffset + static_cast<size_t>(grid) * sizeof(Acc), &scratch));
+        auto *finished = static_cast<unsigned int *>(scratch);
+        auto *partial = reinterpret_cast<Acc *>(static_cast<char *>(scratch) + kPartialsOffset);
+        const cudaStream_t s = stream(ctx);
+        GPK_CUDA_TRY(ctx, cudaMemsetAsync(finished, 0, sizeof(unsigned int), s));
+        kernel<<<static_cast<unsigned int>(grid), kBlock, 0, s>>>(static_cast<const T *>(args.x), args.n, partial,
+                                                                  finished, static_cast<Acc *>(args.result));
+        GPK_LAUNCH_CHECK(ctx, "reduce_single_pass_kernel");
+        return GPK_SUCCESS;
+    }
+};
+
+}  // namespace
+
+gpk_status reduce_single_pass(gpk_context &ctx, const ReduceArgs &args) {
+    return reduce_dispatch<SinglePassReduction>(ctx, args);
+}
+
+}  // namespace gpk::cuda
