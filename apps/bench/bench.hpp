@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -86,6 +87,14 @@ struct Check {
     std::string detail;  // "max rel err 3.1e-07 (tol 6.4e-05)", "bitwise equal", ...
 };
 
+// A kernel that bounds what an op can reach, timed like a variant but outside the
+// ladder (CUDA only): for transpose, a plain copy of the same bytes.
+struct Ceiling {
+    std::string name;                          // "copy (ceiling)"
+    std::function<void(cudaStream_t)> launch;  // one call on the stream; throws Error
+    std::function<Check()> check;              // judges the output just computed
+};
+
 // One (op, dtype, size): owns its inputs and output and knows its op's rules.
 class Case {
 public:
@@ -116,6 +125,10 @@ public:
     virtual Check check(bool vendor) = 0;
     // Tells the case which variant the next check() judges (before the first call).
     virtual void set_variant(const std::string &) {}
+    // The op's ceilings, none by default. The first is the plain copy that every
+    // row is compared with ("vs copy"). They use the case's buffers, so they run
+    // after prepare(), and poison() clears their output as it does a variant's.
+    virtual std::vector<Ceiling> ceilings() { return {}; }
 };
 
 std::unique_ptr<Case> make_gemm_case(const Env &env, int dtype, int64_t m, int64_t n, int64_t k);
@@ -128,7 +141,8 @@ struct Row {
     enum class Status { kOk, kFailed, kUnsupported, kUnchecked };
 
     std::string variant;
-    int index = 0;
+    int index = 0;                       // in the ladder; meaningless for a ceiling
+    bool ceiling = false;                // a ceiling kernel, not a variant of the op
     Status status = Status::kOk;
     std::string detail;                  // check verdict or error text
     int repeats = 0;                     // timed calls (0: not timed)
@@ -138,6 +152,7 @@ struct Row {
     std::optional<double> ratio_to_vendor;      // throughput / variant 0's; >1 is faster
     std::optional<double> speedup_over_first;   // throughput / rung 1's (cumulative)
     std::optional<double> step_speedup;         // throughput / the rung below's
+    std::optional<double> ratio_to_copy;        // throughput / the copy ceiling's, where the case has one
 
     bool timed() const { return repeats > 0; }
     bool failed() const { return status == Status::kFailed; }
@@ -153,6 +168,7 @@ struct CaseResult {
     std::string unit;
     std::vector<Row> rows;
     std::string error;  // set when the case could not run at all
+    bool has_ceilings = false;  // ceiling rows follow the variants; rows carry ratio_to_copy
     int name_width = 7;  // for the table: the longest variant name
 };
 
@@ -170,6 +186,8 @@ CaseResult run_case(Env &env, Case &c, const RunOptions &opt);
 std::string case_title(const CaseResult &r);
 void print_table_header(const Env &env, const CaseResult &r, const std::string &note);
 void print_row(const CaseResult &r, const Row &row);
+// "best rung X: ... = 0.93x the copy's ...", for a case with ceilings.
+void print_ceiling_summary(const CaseResult &r);
 void print_case_error(const CaseResult &r);
 
 // Writes the header and every row as JSON; returns false when the file cannot be written.

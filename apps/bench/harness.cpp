@@ -2,6 +2,9 @@
 // name, run it once on poisoned output and check it, warm it up, then time it
 // with L2 flushed before every repeat. Variant 0 (the vendor library; the
 // reference on the host backend) runs first and its output is the reference.
+// Where the case has ceilings (CUDA only), they are checked and timed the same way
+// before the ladder, so that every row can show its ratio to the copy, and their
+// rows are printed after it.
 #include "bench.hpp"
 
 #include "../common/cli.hpp"
@@ -39,16 +42,22 @@ public:
     Timer &operator=(const Timer &) = delete;
 
     gpk_status time(Case &c, double *ms) {
+        return time([&] { return c.call(env_.ctx); }, ms);
+    }
+
+    // `call` issues one call on the stream and returns its gpk_status.
+    template <class Call>
+    gpk_status time(Call &&call, double *ms) {
         if (!env_.cuda) {
             const auto t0 = Clock::now();
-            const gpk_status st = c.call(env_.ctx);
+            const gpk_status st = call();
             *ms = seconds_since(t0) * 1e3;
             return st;
         }
         // Queued ahead of the start event, so the flush is not part of the time.
         check_cuda(cudaMemsetAsync(env_.l2_flush, 0, env_.l2_flush_bytes, env_.stream), "cudaMemsetAsync (L2 flush)");
         check_cuda(cudaEventRecord(start_, env_.stream), "cudaEventRecord");
-        const gpk_status st = c.call(env_.ctx);
+        const gpk_status st = call();
         check_cuda(cudaEventRecord(stop_, env_.stream), "cudaEventRecord");
         check_cuda(cudaEventSynchronize(stop_), "cudaEventSynchronize");
         if (st != GPK_SUCCESS) return st;
@@ -67,6 +76,14 @@ double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     const size_t h = v.size() / 2;
     return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+// The row's timing from its timed calls.
+void record_times(const Case &c, const std::vector<double> &ms, Row &row) {
+    row.repeats = static_cast<int>(ms.size());
+    row.median_ms = median(ms);
+    row.min_ms = *std::min_element(ms.begin(), ms.end());
+    row.throughput = c.work() / (row.median_ms * 1e-3) / c.unit_scale();
 }
 
 // Fills `row` for variant row.index; the case's reference is set by variant 0.
@@ -146,10 +163,33 @@ void measure(Env &env, Case &c, Timer &timer, const RunOptions &opt, Row &row) {
         row.detail = failure_text("gpk_synchronize", st, ctx);
         return;
     }
-    row.repeats = repeats;
-    row.median_ms = median(ms);
-    row.min_ms = *std::min_element(ms.begin(), ms.end());
-    row.throughput = c.work() / (row.median_ms * 1e-3) / c.unit_scale();
+    record_times(c, ms, row);
+}
+
+// Fills `row` for a ceiling: checked on poisoned output, one warm-up call, then
+// timed like a variant. Errors come as Error.
+void measure_ceiling(Env &env, Case &c, Timer &timer, const RunOptions &opt, const Ceiling &ceiling, Row &row) {
+    c.poison();
+    ceiling.launch(env.stream);
+    env.sync();
+    const Check verdict = ceiling.check();
+    row.detail = verdict.detail;
+    if (!verdict.ok) {
+        row.status = Row::Status::kFailed;
+        return;
+    }
+    ceiling.launch(env.stream);
+    env.sync();
+    std::vector<double> ms(static_cast<size_t>(opt.repeat));
+    for (double &t : ms) {
+        timer.time(
+            [&] {
+                ceiling.launch(env.stream);
+                return GPK_SUCCESS;
+            },
+            &t);
+    }
+    record_times(c, ms, row);
 }
 
 std::optional<double> ratio(const Row &num, const Row &den) {
@@ -158,7 +198,7 @@ std::optional<double> ratio(const Row &num, const Row &den) {
 }
 
 // Variant 0 is the vendor; rung 1 is the first of the library's own (on a
-// one-variant ladder, variant 0 itself).
+// one-variant ladder, variant 0 itself). `rows` holds variants only.
 void fill_ratios(std::vector<Row> &rows, size_t ladder_size) {
     const size_t first = ladder_size > 1 ? 1 : 0;
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -199,11 +239,31 @@ CaseResult run_case(Env &env, Case &c, const RunOptions &opt) {
         names.push_back(name ? name : "");
         r.name_width = std::max(r.name_width, static_cast<int>(names.back().size()));
     }
+    std::vector<Ceiling> ceilings;
+    if (env.cuda) ceilings = c.ceilings();
+    r.has_ceilings = !ceilings.empty();
+    for (const Ceiling &ceiling : ceilings)
+        r.name_width = std::max(r.name_width, static_cast<int>(ceiling.name.size()));
     print_table_header(env, r, c.shape_note());
 
     try {
         c.prepare();
         Timer timer(env);
+        std::vector<Row> ceiling_rows;
+        for (const Ceiling &ceiling : ceilings) {
+            Row row;
+            row.variant = ceiling.name;
+            row.ceiling = true;
+            try {
+                measure_ceiling(env, c, timer, opt, ceiling, row);
+            } catch (const Error &e) {
+                row.status = Row::Status::kFailed;
+                row.detail = e.what();
+            }
+            ceiling_rows.push_back(row);
+        }
+        for (Row &row : ceiling_rows) row.ratio_to_copy = ratio(row, ceiling_rows.front());
+
         for (int i = 0; i < count; ++i) {
             Row row;
             row.index = i;
@@ -216,8 +276,15 @@ CaseResult run_case(Env &env, Case &c, const RunOptions &opt) {
             }
             r.rows.push_back(row);
             fill_ratios(r.rows, names.size());
+            if (!ceiling_rows.empty()) r.rows.back().ratio_to_copy = ratio(r.rows.back(), ceiling_rows.front());
             print_row(r, r.rows.back());
         }
+        for (Row &row : ceiling_rows) {
+            if (!r.rows.empty()) row.ratio_to_vendor = ratio(row, r.rows.front());
+            r.rows.push_back(row);
+            print_row(r, row);
+        }
+        if (r.has_ceilings) print_ceiling_summary(r);
     } catch (const Error &e) {
         r.error = e.what();
         print_case_error(r);

@@ -33,8 +33,9 @@ std::string case_title(const CaseResult &r) {
 
 void print_table_header(const Env &env, const CaseResult &r, const std::string &note) {
     std::printf("\n%s%s\n", case_title(r).c_str(), note.empty() ? "" : ("  (" + note + ")").c_str());
-    std::printf("  %2s  %-*s  %10s  %10s  %10s  %9s  %6s  %6s  %s\n", "#", r.name_width, "variant", "median ms",
-                "min ms", r.unit.c_str(), env.cuda ? "vs vendor" : "vs #0", "step", "vs #1", "check");
+    std::printf("  %2s  %-*s  %10s  %10s  %10s  %9s  %6s  %6s  %s%s\n", "#", r.name_width, "variant", "median ms",
+                "min ms", r.unit.c_str(), env.cuda ? "vs vendor" : "vs #0", "step", "vs #1",
+                r.has_ceilings ? "vs copy  " : "", "check");
     std::fflush(stdout);
 }
 
@@ -43,10 +44,30 @@ void print_row(const CaseResult &r, const Row &row) {
     std::string check = status_name(row.status);
     if (!row.detail.empty()) check += ": " + row.detail;
     if (row.time_boxed) check += " [slow first call: " + std::to_string(row.repeats) + " repeats]";
-    std::printf("  %2d  %-*s  %10s  %10s  %10s  %9s  %6s  %6s  %s\n", row.index, r.name_width, row.variant.c_str(),
-                timed ? fixed(row.median_ms, "%.4f").c_str() : "-", timed ? fixed(row.min_ms, "%.4f").c_str() : "-",
-                timed ? fixed(row.throughput, "%.4g").c_str() : "-", times(row.ratio_to_vendor).c_str(),
-                times(row.step_speedup).c_str(), times(row.speedup_over_first).c_str(), check.c_str());
+    // Ceilings are not rungs: no ladder index.
+    const std::string index = row.ceiling ? "-" : std::to_string(row.index);
+    char vs_copy[32] = "";
+    if (r.has_ceilings) std::snprintf(vs_copy, sizeof vs_copy, "%7s  ", times(row.ratio_to_copy).c_str());
+    std::printf("  %2s  %-*s  %10s  %10s  %10s  %9s  %6s  %6s  %s%s\n", index.c_str(), r.name_width,
+                row.variant.c_str(), timed ? fixed(row.median_ms, "%.4f").c_str() : "-",
+                timed ? fixed(row.min_ms, "%.4f").c_str() : "-", timed ? fixed(row.throughput, "%.4g").c_str() : "-",
+                times(row.ratio_to_vendor).c_str(), times(row.step_speedup).c_str(),
+                times(row.speedup_over_first).c_str(), vs_copy, check.c_str());
+    std::fflush(stdout);
+}
+
+void print_ceiling_summary(const CaseResult &r) {
+    const Row *best = nullptr, *copy = nullptr;
+    for (const Row &row : r.rows) {
+        if (row.ceiling) {
+            if (!copy) copy = &row;
+        } else if (row.index > 0 && row.timed() && (!best || row.throughput > best->throughput)) {
+            best = &row;
+        }
+    }
+    if (!best || !copy || !copy->timed() || !best->ratio_to_copy) return;
+    std::printf("  best rung %s: %.4g %s = %.2fx the copy's %.4g %s\n", best->variant.c_str(), best->throughput,
+                r.unit.c_str(), *best->ratio_to_copy, copy->throughput, r.unit.c_str());
     std::fflush(stdout);
 }
 
@@ -112,9 +133,14 @@ bool write_json(const std::string &path, const RunInfo &info, const std::vector<
             const std::optional<double> median = row.timed() ? std::optional<double>(row.median_ms) : std::nullopt;
             const std::optional<double> min = row.timed() ? std::optional<double>(row.min_ms) : std::nullopt;
             const std::optional<double> tp = row.timed() ? std::optional<double>(row.throughput) : std::nullopt;
-            json.field("variant", row.variant)
-                .field("index", row.index)
-                .field("median_ms", median)
+            json.field("variant", row.variant);
+            // A ceiling is no rung of the ladder: no index.
+            if (row.ceiling)
+                json.null_field("index");
+            else
+                json.field("index", row.index);
+            if (r.has_ceilings) json.field("kind", row.ceiling ? "ceiling" : "variant");
+            json.field("median_ms", median)
                 .field("min_ms", min)
                 .field("repeats", row.repeats)
                 .field("time_boxed", row.time_boxed)
@@ -122,8 +148,9 @@ bool write_json(const std::string &path, const RunInfo &info, const std::vector<
                 .field("unit", r.unit)
                 .field("ratio_to_vendor", row.ratio_to_vendor)
                 .field("speedup_over_first", row.speedup_over_first)
-                .field("step_speedup", row.step_speedup)
-                .field("ok", !row.failed())
+                .field("step_speedup", row.step_speedup);
+            if (r.has_ceilings) json.field("ratio_to_copy", row.ratio_to_copy);
+            json.field("ok", !row.failed())
                 .field("status", status_name(row.status))
                 .field("check", row.detail)
                 .end_object();

@@ -1,6 +1,7 @@
 // transpose: B = A^T out of place, column-major, no padding. Elements are moved,
 // never computed, so every variant must agree bit for bit.
 #include "bench.hpp"
+#include "ceilings.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -72,7 +73,33 @@ public:
         return {false, text};
     }
 
+    // B = A as a plain copy and through shared-memory tiles: the same bytes read
+    // and written as a transpose, with nothing rearranged.
+    std::vector<Ceiling> ceilings() override {
+        if (!env_.cuda) return {};
+        return {
+            {"copy (ceiling)",
+             [this](cudaStream_t s) {
+                 check_cuda(launch_copy(a_->data(), b_->data(), elements() * sizeof(T), s), "copy ceiling");
+             },
+             [this] { return check_copy(); }},
+            {"copy_smem (ceiling)",
+             [this](cudaStream_t s) {
+                 check_cuda(launch_copy_smem(a_->data(), b_->data(), rows_, cols_, sizeof(T), s),
+                            "copy_smem ceiling");
+             },
+             [this] { return check_copy(); }},
+        };
+    }
+
 private:
+    // A ceiling's output: B must hold A's bytes unchanged.
+    Check check_copy() {
+        b_->download(out_.data());
+        if (std::memcmp(out_.data(), a_host_.data(), elements() * sizeof(T)) == 0) return {true, "bitwise equal to A"};
+        return {false, "B differs from A"};
+    }
+
     size_t elements() const { return size_t(rows_) * size_t(cols_); }
 
     const Env &env_;
