@@ -270,8 +270,10 @@ GPK_API gpk_status gpk_transpose(gpk_context *ctx, int dtype, int layout, int64_
  *  counting those inside the quarter circle. Points come from a counter-based
  *  Philox4x32-10 generator keyed by `seed`, sample i from a fixed counter, so
  *  `hits` depends only on (samples, seed) and the variant family -- not on the
- *  GPU, the launch configuration or the backend. (The vendor variant, cuRAND's
- *  host API, is a family of its own.) 1 <= samples <= 2^63.
+ *  GPU, the launch configuration or the backend. The default ("auto") and
+ *  every Philox rung give the host backend's hits exactly; the vendor variant
+ *  (cuRAND's host API) and the lecture's rung (per-thread XORWOW states) are
+ *  families of their own. 1 <= samples <= 2^63.
  *  Writes the estimate, its standard error, the samples drawn and the hits to
  *  *result (host or device memory). Synchronous.
  *  @return : GPK_SUCCESS; GPK_ERROR_INVALID_HANDLE; GPK_ERROR_INVALID_ARGUMENT

@@ -53,6 +53,10 @@ class Operand:
         found = {}
         if self.ptr % item:
             return found
+        if rows == 0 or cols == 0:
+            # No element is accessed: any layout, with the smallest ld the C API
+            # takes (numpy gives such arrays zero strides, which no ld describes).
+            return {ROW: max(1, cols), COL: max(1, rows)}
         if cols <= 1 or s1 == item:
             ld = s0 // item if rows > 1 else max(1, cols)
             if rows <= 1 or (s0 % item == 0 and ld >= max(1, cols)):

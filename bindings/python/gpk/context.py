@@ -130,8 +130,9 @@ class Context:
         self._handle = None
         code = _choice(backend, BACKENDS, "backend", where)
         device = _integer(device, "device", where)
-        if device >= 2**31:
-            raise invalid(f"device ({device}) must be < 2^31", where)
+        # ctypes would wrap values outside a C int silently; the library checks >= 0.
+        if not -(2**31) <= device < 2**31:
+            raise invalid(f"device ({device}) must be in [0, 2^31)", where)
         lib = _library.lib()
         handle = ctypes.c_void_p()
         check(lib.gpk_create(ctypes.byref(handle), code, device), None, "gpk_create")
@@ -385,7 +386,8 @@ class Context:
     def pi(self, samples, seed=0):
         """Monte Carlo pi from `samples` points of a Philox generator keyed by
         `seed`: the same (samples, seed) gives the same hits on every backend and
-        GPU (the vendor variant excepted). Returns a PiResult."""
+        GPU (the vendor and lecture variants, families of their own,
+        excepted). Returns a PiResult."""
         where = "Context.pi"
         h = self._h()
         samples = _integer(samples, "samples", where)

@@ -1,0 +1,31 @@
+"""Shared fixtures of the Python binding tests.
+
+The library under test is the one named by $GPK_LIBRARY (meson sets it to the
+build's libgpk); the package is bindings/python/gpk on PYTHONPATH. Reference
+computations live in helpers.py beside this file.
+"""
+
+import zlib
+
+import numpy as np
+import pytest
+
+import gpk
+
+
+@pytest.fixture
+def ctx():
+    """A host-backend context, closed after the test."""
+    context = gpk.Context("host")
+    try:
+        yield context
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def rng(request):
+    """A numpy generator seeded from the test's name, so every test draws the
+    same numbers on every run."""
+    seed = zlib.crc32(request.node.nodeid.encode())
+    return np.random.default_rng(seed)

@@ -1,0 +1,110 @@
+"""Context.pi on the host backend: reproducible hits and honest statistics."""
+
+import math
+
+import pytest
+
+import gpk
+
+
+@pytest.mark.parametrize("samples,seed", [(1, 0), (2, 0), (1001, 7), (100_000, 42), (1 << 20, 2**64 - 1)])
+def test_same_samples_and_seed_give_the_same_hits(ctx, samples, seed):
+    first = ctx.pi(samples, seed=seed)
+    again = ctx.pi(samples, seed=seed)
+    assert first == again
+    with gpk.Context("host") as other:
+        assert other.pi(samples, seed=seed).hits == first.hits
+
+
+def test_result_fields(ctx):
+    r = ctx.pi(12_345, seed=3)
+    assert isinstance(r, gpk.PiResult)
+    assert r.samples == 12_345
+    assert isinstance(r.hits, int) and 0 < r.hits < r.samples
+    assert r.estimate == 4 * r.hits / r.samples
+    estimate, std_error, samples, hits = r  # a named tuple
+    assert (estimate, std_error, samples, hits) == (r.estimate, r.std_error, r.samples, r.hits)
+
+
+@pytest.mark.parametrize("samples", [1, 3, 1000, 65_537, 1_000_000])
+def test_std_error_formula(ctx, samples):
+    r = ctx.pi(samples, seed=11)
+    p = r.hits / r.samples
+    assert r.std_error == pytest.approx(4 * math.sqrt(p * (1 - p) / r.samples), rel=1e-12, abs=1e-300)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 12345, 2**63 + 5])
+def test_estimate_is_close_to_pi(ctx, seed):
+    r = ctx.pi(1_000_000, seed=seed)
+    assert r.std_error == pytest.approx(4 * math.sqrt((math.pi / 4) * (1 - math.pi / 4) / 1_000_000), rel=0.01)
+    assert abs(r.estimate - math.pi) < 5 * r.std_error
+
+
+def test_error_shrinks_with_samples(ctx):
+    small = ctx.pi(10_000, seed=5)
+    large = ctx.pi(4_000_000, seed=5)
+    assert large.std_error < small.std_error / 10
+    assert abs(large.estimate - math.pi) < 5 * large.std_error
+
+
+def test_hits_count_a_prefix_of_one_sequence(ctx):
+    """Sample i comes from a fixed counter: one more sample adds 0 or 1 hit."""
+    hits = [ctx.pi(n, seed=9).hits for n in range(1, 80)]
+    steps = [b - a for a, b in zip(hits, hits[1:])]
+    assert hits[0] in (0, 1)
+    assert set(steps) <= {0, 1}
+    assert 0 in steps and 1 in steps  # some points fall outside, most inside
+
+
+def test_prefix_property_across_large_counts(ctx):
+    n = 1 << 18
+    a, b = ctx.pi(n, seed=21), ctx.pi(n + 1, seed=21)
+    c = ctx.pi(n + 2, seed=21)
+    assert b.hits - a.hits in (0, 1) and c.hits - b.hits in (0, 1)
+
+
+def test_seeds_give_different_sequences(ctx):
+    hits = {ctx.pi(100_000, seed=s).hits for s in range(8)}
+    assert len(hits) > 1
+
+
+def test_one_sample(ctx):
+    r = ctx.pi(1, seed=0)
+    assert r.samples == 1 and r.hits in (0, 1)
+    assert r.estimate in (0.0, 4.0)
+    assert r.std_error == 0.0
+
+
+def test_integral_float_samples_are_accepted(ctx):
+    assert ctx.pi(1e4, seed=2.0) == ctx.pi(10_000, seed=2)
+
+
+# ------------------------------------------------------------------ errors --
+
+
+def test_zero_samples_is_refused_by_the_library(ctx):
+    with pytest.raises(gpk.InvalidArgumentError) as info:
+        ctx.pi(0)
+    assert info.value.status == gpk.ERROR_INVALID_ARGUMENT
+    assert info.value.function == "gpk_pi"
+    assert "samples (0) must be >= 1" in info.value.message
+
+
+def test_too_many_samples_is_refused_by_the_library(ctx):
+    with pytest.raises(gpk.InvalidArgumentError) as info:
+        ctx.pi(2**63 + 1)
+    assert info.value.function == "gpk_pi"
+    assert "2^63" in info.value.message
+
+
+@pytest.mark.parametrize("samples", [-1, 2**64, 1.5, "100", None])
+def test_bad_samples(ctx, samples):
+    with pytest.raises(gpk.InvalidArgumentError, match="samples") as info:
+        ctx.pi(samples)
+    assert info.value.status == gpk.ERROR_INVALID_ARGUMENT
+
+
+@pytest.mark.parametrize("seed", [-1, 2**64, 0.5])
+def test_bad_seed(ctx, seed):
+    with pytest.raises(gpk.InvalidArgumentError, match="seed"):
+        ctx.pi(100, seed=seed)
