@@ -40,6 +40,14 @@ constexpr int rung(const Variant<Args> (&rungs)[N], const char *name) {
 constexpr Variant<GemmArgs> kCudaGemm[] = {
     {"cublas", kFloatTypes, cuda::gemm_cublas},
     {"naive", kFloatTypes, cuda::gemm_naive},
+    {"coalesced", kFloatTypes, cuda::gemm_coalesced},
+    {"smem_tile", kFloatTypes, cuda::gemm_smem_tile},
+    {"multi_output", kFloatTypes, cuda::gemm_multi_output},
+    {"transposed_b", kFloatTypes, cuda::gemm_transposed_b},
+    {"rank1", kFloatTypes, cuda::gemm_rank1},
+    {"register_2d", kFloatTypes, cuda::gemm_register_2d},
+    {"warptile_async", kFloatTypes, cuda::gemm_warptile_async},
+    {"dmma_f64", dtype_bit(GPK_F64), cuda::gemm_dmma_f64},
 };
 // Until a rung of ours beats cuBLAS, "auto" is cuBLAS.
 int pick_gemm(const GemmArgs &) { return 0; }
@@ -86,6 +94,7 @@ constexpr Variant<PiArgs> kCudaPi[] = {
     {"registers", kAllTypes, cuda::pi_registers},
     {"ilp", kAllTypes, cuda::pi_ilp},
     {"persistent", kAllTypes, cuda::pi_persistent},
+    {"sobol", kAllTypes, cuda::pi_sobol},
 };
 // The default must be of the Philox family, so that hits match the host backend.
 int pick_pi(const PiArgs &) {

@@ -1,10 +1,12 @@
 // gpk_pi conformance: every variant (and "auto"): the result's fields agree with
 // each other, the estimate is statistically sound, and hits depend only on
 // (samples, seed) within the Philox family -- across variants and, on the CUDA
-// backend, against a host-backend context.
+// backend, against a host-backend context. The quasi-Monte Carlo variant "sobol" is
+// checked against a reference of its sequence written here, and for its error rate.
 #include "harness.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 #include <iterator>
 
 namespace {
@@ -67,15 +69,59 @@ void check_fields(Case &c, const gpk_pi_result &r, uint64_t samples) {
                std::fabs(r.estimate - kPi) / std_error, r.hits);
 }
 
+// ---- a reference of the "sobol" variant ------------------------------------------
+//
+// Written from the definition in libgpk/cuda/pi/06_sobol.cu, sharing no code with it:
+// sample s is point s of the 2-D Sobol sequence in 32-bit fixed point, x = the 32
+// leading bits of the base-2 radical inverse of s, y = the XOR of the direction
+// numbers v_k (v_0 = 2^31, v_k = v_{k-1} ^ (v_{k-1} >> 1), v_k = 0 for k >= 32) over
+// the set bits k of s; both XORed with the words of splitmix64(seed) (low word for
+// x, high word for y); inside when x^2 + y^2 < 2^64.
+
+struct SobolPoint {
+    uint32_t x, y;
+};
+
+uint64_t ref_splitmix64(uint64_t seed) {
+    uint64_t z = seed + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+SobolPoint ref_sobol_point(uint64_t s, uint64_t seed) {
+    uint64_t reversed = 0;
+    for (int k = 0; k < 64; ++k)
+        if ((s >> k) & 1u) reversed |= uint64_t(1) << (63 - k);
+    uint32_t y = 0, v = 0x80000000u;
+    for (int k = 0; k < 32; ++k, v ^= v >> 1)
+        if ((s >> k) & 1u) y ^= v;
+    const uint64_t shift = ref_splitmix64(seed);
+    return {static_cast<uint32_t>(reversed >> 32) ^ static_cast<uint32_t>(shift),
+            y ^ static_cast<uint32_t>(shift >> 32)};
+}
+
+bool ref_inside(const SobolPoint &p) {
+    const uint64_t xx = uint64_t(p.x) * p.x, yy = uint64_t(p.y) * p.y;
+    return xx <= UINT64_MAX - yy;  // xx + yy <= 2^64 - 1
+}
+
+uint64_t ref_sobol_hits(uint64_t samples, uint64_t seed) {
+    uint64_t hits = 0;
+    for (uint64_t s = 0; s < samples; ++s) hits += ref_inside(ref_sobol_point(s, seed)) ? 1 : 0;
+    return hits;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     Suite suite("test_pi", argc, argv);
     const std::vector<std::string> variants = suite.variants(GPK_OP_PI);
-    // The vendor variant (cuRAND's own sequence) and the lecture's (per-thread
-    // XORWOW states) are families of their own, each consistent with itself; every
-    // other variant, and the host backend, must agree on hits.
-    auto own_family = [](const std::string &v) { return v == "curand_thrust" || v == "lecture"; };
+    // The vendor variant (cuRAND's own sequence), the lecture's (per-thread XORWOW
+    // states) and the quasi-random "sobol" are families of their own, each consistent
+    // with itself; every other variant, and the host backend, must agree on hits.
+    // "sobol" draws quasi-random points, a family of its own too.
+    auto own_family = [](const std::string &v) { return v == "curand_thrust" || v == "lecture" || v == "sobol"; };
     gpk_context *host = suite.cuda() ? suite.open(GPK_BACKEND_HOST) : nullptr;
 
     // hits of the Philox family per (samples, seed), from the first variant that
@@ -187,6 +233,83 @@ int main(int argc, char **argv) {
                 first = variant, first_hits = r.hits;
             else if (r.hits != first_hits)
                 c.fail("hits %" PRIu64 ", but %s gave %" PRIu64, r.hits, first.c_str(), first_hits);
+        }
+    }
+
+    // The Sobol reference itself, on every backend: the first 2^m points of a
+    // digitally shifted (0, 2)-sequence form a (0, m, 2)-net, one point in each box
+    // [i / 2^a, (i + 1) / 2^a) x [j / 2^(m-a), (j + 1) / 2^(m-a)).
+    for (uint64_t seed : kSeeds) {
+        Case c(suite, format("pi sobol reference seed=%" PRIu64 " is a (0,10,2)-net", seed));
+        constexpr int m = 10;
+        for (int a = 0; a <= m; ++a) {
+            std::vector<int> boxes(size_t(1) << m, 0);
+            for (uint64_t s = 0; s < (uint64_t(1) << m); ++s) {
+                const SobolPoint p = ref_sobol_point(s, seed);
+                const uint32_t i = a == 0 ? 0 : p.x >> (32 - a), j = a == m ? 0 : p.y >> (32 - (m - a));
+                ++boxes[(size_t(i) << (m - a)) | j];
+            }
+            if (std::any_of(boxes.begin(), boxes.end(), [](int n) { return n != 1; }))
+                c.fail("boxes of 2^-%d x 2^-%d do not hold one point each", a, m - a);
+        }
+    }
+
+    const bool has_sobol = std::find(variants.begin(), variants.end(), "sobol") != variants.end();
+    if (has_sobol) {
+        // Hits equal to the reference's, point for point.
+        for (uint64_t seed : kSeeds) {
+            for (uint64_t samples : {uint64_t(1), uint64_t(17), uint64_t(1000), uint64_t(65536 + 3)}) {
+                Case c(suite, format("pi sobol samples=%" PRIu64 " seed=%" PRIu64 " against the reference", samples,
+                                     seed));
+                if (!suite.select(c, GPK_OP_PI, "sobol")) continue;
+                gpk_pi_result r;
+                if (!call_pi(c, suite, suite.ctx(), "sobol", samples, seed, false, &r)) continue;
+                check_fields(c, r, samples);
+                const uint64_t want = ref_sobol_hits(samples, seed);
+                if (r.hits != want) c.fail("hits %" PRIu64 ", the reference counts %" PRIu64, r.hits, want);
+            }
+        }
+        // The error falls faster than Monte Carlo's: at 2^20 samples, the RMS error
+        // over 16 digital shifts is far below the binomial standard error (about 1/30
+        // of it for a correct sequence; a pseudo-random one sits near 1).
+        {
+            Case c(suite, "pi sobol samples=2^20 RMS error over 16 seeds < binomial std error / 3");
+            const uint64_t samples = uint64_t(1) << 20;
+            double sum_sq = 0;
+            int runs = 0;
+            if (suite.select(c, GPK_OP_PI, "sobol")) {
+                for (uint64_t seed = 1; seed <= 16; ++seed) {
+                    gpk_pi_result r;
+                    if (!call_pi(c, suite, suite.ctx(), "sobol", samples, seed, false, &r)) break;
+                    sum_sq += (r.estimate - kPi) * (r.estimate - kPi);
+                    ++runs;
+                }
+            }
+            if (runs == 16) {
+                const double p = kPi / 4, binomial = 4 * std::sqrt(p * (1 - p) / static_cast<double>(samples));
+                const double rms = std::sqrt(sum_sq / runs);
+                if (!(rms < binomial / 3))
+                    c.fail("RMS error %.3g over 16 seeds, binomial std error %.3g: not a low-discrepancy rate", rms,
+                           binomial);
+            }
+        }
+        // Past 2^32 samples (three launches, the last wrapping to index 0 mod 2^32) the
+        // sequence repeats: sample s + 2^32 is sample s.
+        if (!suite.quick()) {
+            Case c(suite, "pi sobol samples=2^32+1000 seed=7 repeats with period 2^32");
+            const uint64_t period = uint64_t(1) << 32, seed = 7;
+            gpk_pi_result whole, more;
+            if (suite.select(c, GPK_OP_PI, "sobol") &&
+                call_pi(c, suite, suite.ctx(), "sobol", period, seed, false, &whole) &&
+                call_pi(c, suite, suite.ctx(), "sobol", period + 1000, seed, false, &more)) {
+                check_fields(c, whole, period);
+                check_fields(c, more, period + 1000);
+                const uint64_t tail = ref_sobol_hits(1000, seed);
+                if (more.hits != whole.hits + tail)
+                    c.fail("hits %" PRIu64 " for 2^32 + 1000 samples, but %" PRIu64 " for 2^32 and %" PRIu64
+                           " for the first 1000",
+                           more.hits, whole.hits, tail);
+            }
         }
     }
 

@@ -11,6 +11,14 @@ namespace gpk::cuda {
 
 gpk_status gemm_cublas(gpk_context &ctx, const GemmArgs &args);          // gemm/00_cublas.cu
 gpk_status gemm_naive(gpk_context &ctx, const GemmArgs &args);           // gemm/01_naive.cu
+gpk_status gemm_coalesced(gpk_context &ctx, const GemmArgs &args);       // gemm/02_coalesced.cu
+gpk_status gemm_smem_tile(gpk_context &ctx, const GemmArgs &args);       // gemm/03_smem_tile.cu
+gpk_status gemm_multi_output(gpk_context &ctx, const GemmArgs &args);    // gemm/04_multi_output.cu
+gpk_status gemm_transposed_b(gpk_context &ctx, const GemmArgs &args);    // gemm/05_transposed_b.cu
+gpk_status gemm_rank1(gpk_context &ctx, const GemmArgs &args);           // gemm/06_rank1.cu
+gpk_status gemm_register_2d(gpk_context &ctx, const GemmArgs &args);     // gemm/07_register_2d.cu
+gpk_status gemm_warptile_async(gpk_context &ctx, const GemmArgs &args);  // gemm/08_warptile_async.cu
+gpk_status gemm_dmma_f64(gpk_context &ctx, const GemmArgs &args);        // gemm/09_dmma_f64.cu
 
 gpk_status reduce_cub(gpk_context &ctx, const ReduceArgs &args);         // reduce/00_cub.cu
 gpk_status reduce_interleaved(gpk_context &ctx, const ReduceArgs &args); // reduce/01_interleaved.cu
@@ -40,5 +48,6 @@ gpk_status pi_fused(gpk_context &ctx, const PiArgs &args);               // pi/0
 gpk_status pi_registers(gpk_context &ctx, const PiArgs &args);           // pi/03_registers.cu
 gpk_status pi_ilp(gpk_context &ctx, const PiArgs &args);                 // pi/04_ilp.cu
 gpk_status pi_persistent(gpk_context &ctx, const PiArgs &args);          // pi/05_persistent.cu
+gpk_status pi_sobol(gpk_context &ctx, const PiArgs &args);               // pi/06_sobol.cu
 
 }  // namespace gpk::cuda

@@ -254,8 +254,9 @@ def test_transpose_with_validation(cuda, rng):
 
 
 # Variants whose points do not come from the shared Philox sequence: cuRAND's host
-# API, and the lecture rung's per-thread XORWOW states (see its source).
-OWN_FAMILY = {VENDOR["pi"], "lecture"}
+# API, the lecture rung's per-thread XORWOW states (see its source), and the
+# quasi-random Sobol points of "sobol".
+OWN_FAMILY = {VENDOR["pi"], "lecture", "sobol"}
 
 
 @pytest.mark.parametrize("samples,seed", [(1, 0), (2, 1), (1001, 7), ((1 << 20) + 1, 42), (10_000_019, 5)])

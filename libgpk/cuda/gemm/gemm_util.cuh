@@ -1,0 +1,167 @@
+// What the gemm rungs from 02 up share: reading op(A) and op(B) through their
+// transposes, the alpha/beta epilogue, the grid of C tiles, 16-byte vectors, the
+// cp.async copies of rungs 08 and 09, and the dtype switch.
+//
+// Every launcher receives column-major arguments with m, n > 0 and k >= 1 (a call
+// whose product vanishes is answered by the naive rung before reaching a rung), but
+// the kernels stay correct for k == 0: no k-tile runs and C becomes beta * C.
+#pragma once
+
+#include "../kernel_util.cuh"
+#include "../ladders.hpp"
+#include "../resources.hpp"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace gpk::cuda::gemm_util {
+
+// ---- operands ---------------------------------------------------------------------
+
+// Element (r, c) of op(X), X column-major with leading dimension ld.
+template <class T>
+__device__ __forceinline__ T op_at(const T *__restrict__ X, int64_t ld, bool trans, int64_t r, int64_t c) {
+    return trans ? X[c + r * ld] : X[r + c * ld];
+}
+
+// The same, zero outside the rows x cols of op(X): tiles that hang over an edge are
+// padded with zeros, which add nothing to the dot products.
+template <class T>
+__device__ __forceinline__ T op_at_or_zero(const T *__restrict__ X, int64_t ld, bool trans, int64_t r, int64_t c,
+                                           int64_t rows, int64_t cols) {
+    return r < rows && c < cols ? op_at(X, ld, trans, r, c) : T(0);
+}
+
+// C(i, j) = alpha * acc + beta * C(i, j). With beta == 0 C is only written, so NaN
+// or garbage in it does not leak into the result (BLAS).
+template <class T>
+__device__ __forceinline__ void store_c(T *c, T alpha, T acc, T beta) {
+    *c = beta == T(0) ? alpha * acc : alpha * acc + beta * *c;
+}
+
+// ---- grids ------------------------------------------------------------------------
+
+// Blocks over the tiles of C: x over the tiles of m, y over those of n, capped at
+// 65535. Kernels walk the tiles grid-stride in both dimensions, so any m and n work.
+inline dim3 tile_grid(int64_t m, int64_t n, int64_t tile_m, int64_t tile_n) {
+    return dim3(grid_size(m, tile_m), grid_size(n, tile_n, kMaxGridYZ));
+}
+
+// ---- 16-byte vectors --------------------------------------------------------------
+
+// float4 / double2 and element access by a (compile-time) lane.
+template <class T>
+struct Vec16;
+template <>
+struct Vec16<float> {
+    using type = float4;
+    static constexpr int kLanes = 4;
+};
+template <>
+struct Vec16<double> {
+    using type = double2;
+    static constexpr int kLanes = 2;
+};
+template <class T>
+using vec16_t = typename Vec16<T>::type;
+
+template <class T>
+__device__ __forceinline__ T &lane(vec16_t<T> &v, int q) {
+    return (&v.x)[q];
+}
+
+// Whether 16-byte accesses fit a matrix: its pointer 16-byte aligned and its leading
+// dimension a whole number of vectors, so that every column (or row) starting at a
+// multiple of the vector width is aligned too. Runs that cross an edge of the matrix
+// still go element by element.
+template <class T>
+bool vec16_ok(const void *p, int64_t ld) {
+    return reinterpret_cast<uintptr_t>(p) % 16 == 0 && ld % Vec16<T>::kLanes == 0;
+}
+
+// ---- asynchronous copies (rungs 08 and 09) ------------------------------------------
+
+// Whether the device code being compiled is for sm_80 or newer (cp.async, FP64 mma).
+// Kernels that need it start with `if (!kSm80Code) { __trap(); return; }`: their
+// launchers never run them on older GPUs, and the compiler drops the rest of the body
+// there.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+constexpr bool kSm80Code = false;
+#else
+constexpr bool kSm80Code = true;
+#endif
+
+// Copies Bytes (4, 8 or 16; 16 needs both addresses 16-byte aligned) from global to
+// shared memory with cp.async, or writes zeros there when !valid (src-size 0: nothing
+// is read, `gmem` must still be a valid address). Below sm_80, where no kernel of ours
+// runs it, it is an ordinary load and store.
+template <int Bytes>
+__device__ __forceinline__ void copy_async(void *smem, const void *gmem, bool valid) {
+    static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned int dst = static_cast<unsigned int>(__cvta_generic_to_shared(smem));
+    const int src_size = valid ? Bytes : 0;
+    if constexpr (Bytes == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(src_size)
+                     : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(gmem), "n"(Bytes),
+                     "r"(src_size)
+                     : "memory");
+#else
+    using Word = std::conditional_t<Bytes == 4, unsigned int, std::conditional_t<Bytes == 8, uint2, uint4>>;
+    *static_cast<Word *>(smem) = valid ? *static_cast<const Word *>(gmem) : Word{};
+#endif
+}
+
+// Closes the group of copies issued since the last commit.
+__device__ __forceinline__ void copy_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+// Waits until at most `Pending` of this thread's committed groups are still in flight.
+// Other threads' copies become visible only after a __syncthreads() that follows.
+template <int Pending>
+__device__ __forceinline__ void copy_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
+#endif
+}
+
+// ---- launching --------------------------------------------------------------------
+
+// An attribute of the context's GPU.
+inline gpk_status device_attribute(gpk_context &ctx, cudaDeviceAttr attr, int *value) {
+    GPK_CUDA_TRY(ctx, cudaDeviceGetAttribute(value, attr, ctx.device));
+    return GPK_SUCCESS;
+}
+
+// Lets `kernel` use `bytes` of dynamic shared memory. *fits is false when the GPU
+// cannot give a block that much; the caller then takes a lower rung.
+template <class Kernel>
+gpk_status allow_shared(gpk_context &ctx, Kernel kernel, size_t bytes, bool *fits) {
+    int optin = 0;
+    GPK_FORWARD_IF_ERROR(device_attribute(ctx, cudaDevAttrMaxSharedMemoryPerBlockOptin, &optin));
+    *fits = bytes <= static_cast<size_t>(optin);
+    if (*fits && bytes > 48 * 1024)
+        GPK_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               static_cast<int>(bytes)));
+    return GPK_SUCCESS;
+}
+
+// The F32 or F64 instantiation of a rung, by the call's dtype.
+inline gpk_status by_dtype(gpk_context &ctx, const GemmArgs &args, const char *variant,
+                           Launcher<GemmArgs> f32, Launcher<GemmArgs> f64) {
+    switch (args.dtype) {
+        case GPK_F32: return f32(ctx, args);
+        case GPK_F64: return f64(ctx, args);
+        default:
+            return fail(&ctx, GPK_ERROR_NOT_SUPPORTED, "gemm variant \"%s\" supports F32 and F64 only", variant);
+    }
+}
+
+}  // namespace gpk::cuda::gemm_util
