@@ -195,6 +195,7 @@ GPK_API gpk_status gpk_gemm(gpk_context *ctx, int dtype, int layout, int transa,
     GPK_FORWARD_IF_ERROR(check_handle(ctx));
     return guarded(ctx, [&]() -> gpk_status {
         GPK_FORWARD_IF_ERROR(check_gemm(ctx, dtype, layout, transa, transb, m, n, k, A, lda, B, ldb, C, ldc));
+        GPK_FORWARD_IF_ERROR(check_variant_dtype(*ctx, GPK_OP_GEMM, dtype));
         if (m == 0 || n == 0) return GPK_SUCCESS;
         GemmArgs args{dtype, transa == GPK_TRANS, transb == GPK_TRANS, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc};
         if (layout == GPK_ROW_MAJOR) {
@@ -218,6 +219,7 @@ GPK_API gpk_status gpk_transpose(gpk_context *ctx, int dtype, int layout, int64_
     GPK_FORWARD_IF_ERROR(check_handle(ctx));
     return guarded(ctx, [&]() -> gpk_status {
         GPK_FORWARD_IF_ERROR(check_transpose(ctx, dtype, layout, rows, cols, A, lda, B, ldb));
+        GPK_FORWARD_IF_ERROR(check_variant_dtype(*ctx, GPK_OP_TRANSPOSE, dtype));
         if (rows == 0 || cols == 0) return GPK_SUCCESS;
         // A row-major rows x cols matrix is a column-major cols x rows one.
         const bool col = layout == GPK_COL_MAJOR;

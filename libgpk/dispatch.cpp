@@ -367,6 +367,24 @@ gpk_status pi_cuda(gpk_context &ctx, const PiArgs &a, int index) {
 
 // ---- entry points -----------------------------------------------------------------
 
+gpk_status check_variant_dtype(gpk_context &ctx, int op, int dtype) {
+    const int i = ctx.variant[op];
+    if (i < 0) return GPK_SUCCESS;
+    unsigned dtypes = 0;
+    const char *name = nullptr;
+    switch (op) {
+        case GPK_OP_GEMM: dtypes = gemm_ladder(ctx.backend).rungs[i].dtypes, name = gemm_ladder(ctx.backend).rungs[i].name; break;
+        case GPK_OP_REDUCE: dtypes = reduce_ladder(ctx.backend).rungs[i].dtypes, name = reduce_ladder(ctx.backend).rungs[i].name; break;
+        case GPK_OP_TRANSPOSE:
+            dtypes = transpose_ladder(ctx.backend).rungs[i].dtypes, name = transpose_ladder(ctx.backend).rungs[i].name;
+            break;
+        default: return GPK_SUCCESS;
+    }
+    GPK_RETURN_ERROR_IF(!(dtypes & dtype_bit(dtype)), &ctx, GPK_ERROR_NOT_SUPPORTED,
+                        "variant '%s' of %s does not support dtype %s", name, op_label(op), dtype_label(dtype));
+    return GPK_SUCCESS;
+}
+
 gpk_status run_gemm(gpk_context &ctx, const GemmArgs &args) {
     const Ladder<GemmArgs> &ladder = gemm_ladder(ctx.backend);
     int index = 0;

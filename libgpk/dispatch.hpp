@@ -7,6 +7,10 @@
 
 namespace gpk {
 
+// NOT_SUPPORTED when the variant set on the context does not support dtype; checked
+// before the quick return for empty sizes, so that a variant answers the same for
+// every size of one dtype.
+gpk_status check_variant_dtype(gpk_context &ctx, int op, int dtype);
 gpk_status run_gemm(gpk_context &ctx, const GemmArgs &args);
 gpk_status run_reduce(gpk_context &ctx, const ReduceArgs &args);
 gpk_status run_transpose(gpk_context &ctx, const TransposeArgs &args);
