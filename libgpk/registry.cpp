@@ -66,7 +66,14 @@ constexpr Variant<ReduceArgs> kCudaReduce[] = {
     {"vec16", kAllTypes, cuda::reduce_vec16},
     {"single_pass", kAllTypes, cuda::reduce_single_pass},
 };
-int pick_reduce(const ReduceArgs &) { return 0; }
+// The single-pass rung (one launch, 16-byte loads, partials combined in a fixed order
+// by the last block) beat CUB at every size and dtype measured on the H100: 1.08-1.09x
+// at 2^22 elements, where a launch saved counts, 1.01-1.02x at 2^28, where both run at
+// DRAM speed (docs/PERFORMANCE.md).
+int pick_reduce(const ReduceArgs &) {
+    constexpr int best = rung(kCudaReduce, "single_pass");
+    return best;
+}
 
 constexpr Variant<TransposeArgs> kCudaTranspose[] = {
     {"cublas_geam", kFloatTypes, cuda::transpose_geam},
@@ -79,11 +86,13 @@ constexpr Variant<TransposeArgs> kCudaTranspose[] = {
     {"tile64_vec16", kAllTypes, cuda::transpose_tile64_vec16},
 };
 // geam computes 1 * A + 0 * B, which quiets signalling NaNs and rewrites NaN
-// payloads, so "auto" is always a rung of ours, which moves bits: the 16-byte rung,
-// which matches or beats geam on the H100 (docs/PERFORMANCE.md) and falls back to
-// the 64x64 tile when the arrays are not aligned for it.
+// payloads, so "auto" is always a rung of ours, which moves bits. On the H100 the
+// 64x64 tile with pair accesses was the fastest F32 rung (0.98-0.99x geam at 8192^2
+// and 16384^2) and on a par with the others for F64 (1.01-1.03x geam); the 16-byte
+// rung was slower for F32 (docs/PERFORMANCE.md). It falls back to the plain 64x64
+// tile when the arrays are not aligned for pairs.
 int pick_transpose(const TransposeArgs &) {
-    constexpr int best = rung(kCudaTranspose, "tile64_vec16");
+    constexpr int best = rung(kCudaTranspose, "tile64_vec2");
     return best;
 }
 

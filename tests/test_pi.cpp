@@ -5,6 +5,8 @@
 // checked against a reference of its sequence written here, and for its error rate.
 #include "harness.hpp"
 
+#include "../libgpk/common/philox.hpp"
+
 #include <algorithm>
 #include <initializer_list>
 #include <iterator>
@@ -50,6 +52,64 @@ bool call_pi(Case &c, Suite &suite, gpk_context *ctx, const std::string &variant
     }
     *out = r;
     return true;
+}
+
+// The sequence every Philox-family variant shares, pinned independently of the
+// library's calls: Philox4x32-10 against the known-answer vectors of Random123 (the
+// generator's reference implementation), and the inside test against the plain 64-bit
+// definition x^2 + y^2 < 2^64, on points at the circle's edge and on random ones.
+void definition(Suite &suite) {
+    {
+        Case c(suite, "Philox4x32-10 known-answer vectors");
+        const struct {
+            uint32_t counter[4], key[2], want[4];
+        } kat[] = {
+            {{0, 0, 0, 0}, {0, 0}, {0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u}},
+            {{~0u, ~0u, ~0u, ~0u}, {~0u, ~0u}, {0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu}},
+            {{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u},
+             {0xa4093822u, 0x299f31d0u},
+             {0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u}},
+        };
+        for (const auto &t : kat) {
+            const gpk::Philox4 r = gpk::philox4x32_10(
+                gpk::Philox4{{t.counter[0], t.counter[1], t.counter[2], t.counter[3]}}, t.key[0], t.key[1]);
+            for (int i = 0; i < 4; ++i)
+                if (r.v[i] != t.want[i])
+                    c.fail("counter %08x...: word %d is %08x, expected %08x", t.counter[0], i, r.v[i], t.want[i]);
+        }
+    }
+    {
+        Case c(suite, "pi_inside is x^2 + y^2 < 2^64");
+        auto plain = [](uint32_t x, uint32_t y) {
+            const unsigned __int128 s = static_cast<unsigned __int128>(uint64_t(x) * x) + uint64_t(y) * y;
+            return s < (static_cast<unsigned __int128>(1) << 64) ? 1u : 0u;
+        };
+        uint64_t checked = 0, edge = 0, wrong = 0;
+        auto check = [&](uint32_t x, uint32_t y) {
+            ++checked;
+            if (gpk::pi_inside(x, y) != plain(x, y) && ++wrong <= 5)
+                c.fail("pi_inside(%u, %u) = %u, expected %u", x, y, gpk::pi_inside(x, y), plain(x, y));
+        };
+        uint64_t s = 0x9E3779B97F4A7C15ull;
+        for (int i = 0; i < 200000; ++i) {
+            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+            const uint32_t x = i < 1000 ? uint32_t(i) : i < 2000 ? ~uint32_t(i - 1000) : uint32_t(s);
+            // The largest y inside for this x, by integer square root, and its neighbours.
+            const uint64_t rest = ~(uint64_t(x) * x);  // 2^64 - 1 - x^2
+            uint64_t y = static_cast<uint64_t>(std::sqrt(static_cast<double>(rest)));
+            while (y > 0 && static_cast<unsigned __int128>(y) * y > rest) --y;
+            while (static_cast<unsigned __int128>(y + 1) * (y + 1) <= rest) ++y;
+            for (int d = -2; d <= 2; ++d) {
+                const int64_t yy = static_cast<int64_t>(y) + d;
+                if (yy < 0 || yy > 0xFFFFFFFFll) continue;
+                if (gpk::mulhi32(x, x) + gpk::mulhi32(uint32_t(yy), uint32_t(yy)) == 0xFFFFFFFFu) ++edge;
+                check(x, static_cast<uint32_t>(yy));
+            }
+            check(x, static_cast<uint32_t>(s >> 32));
+        }
+        // The low-word path must have been exercised, not only the common one.
+        if (edge < 1000) c.fail("only %" PRIu64 " of %" PRIu64 " points took the low-word path", edge, checked);
+    }
 }
 
 // The fields of one result: consistent with each other and, for many samples,
@@ -116,6 +176,7 @@ uint64_t ref_sobol_hits(uint64_t samples, uint64_t seed) {
 
 int main(int argc, char **argv) {
     Suite suite("test_pi", argc, argv);
+    definition(suite);
     const std::vector<std::string> variants = suite.variants(GPK_OP_PI);
     // The vendor variant (cuRAND's own sequence), the lecture's (per-thread XORWOW
     // states) and the quasi-random "sobol" are families of their own, each consistent
