@@ -275,7 +275,17 @@ public:
     bool quick() const { return quick_; }
     const char *backend_name() const { return backend_name_; }
 
-    // Every variant of `op` on this backend, in ladder order, then "auto".
+    // Whether the environment's GPKT_VARIANTS (a comma-separated list of names, for
+    // runs under compute-sanitizer that cannot afford every variant) admits name;
+    // unset or empty admits all.
+    static bool chosen(const std::string &name) {
+        const char *list = std::getenv("GPKT_VARIANTS");
+        if (list == nullptr || list[0] == '\0') return true;
+        const std::string all = std::string(",") + list + ",";
+        return all.find("," + name + ",") != std::string::npos;
+    }
+
+    // The op's variants in ladder order, then "auto" (those GPKT_VARIANTS admits).
     std::vector<std::string> variants(int op) {
         std::vector<std::string> names;
         int count = 0;
@@ -292,9 +302,9 @@ public:
                 c.fail("gpk_variant_name returned NULL for an index below the count (%d)", count);
                 continue;
             }
-            names.emplace_back(name);
+            if (chosen(name)) names.emplace_back(name);
         }
-        names.emplace_back("auto");
+        if (chosen("auto")) names.emplace_back("auto");
         return names;
     }
 

@@ -52,17 +52,10 @@ GPK_HD Philox4 pi_pair(uint64_t pair, uint64_t seed) {
                          static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
 }
 
-// x^2 + y^2 = (hx + hy) 2^32 + (lx + ly) with h and l the high and low words of the
-// squares, and lx + ly < 2^33 carries at most 1 into the high word: the sum is below
-// 2^64 exactly when hx + hy plus that carry is below 2^32. The low words matter only
-// when hx + hy is 2^32 - 1, which almost no point meets, so the common case costs two
-// high-word multiplies instead of two full 64-bit squares and a 64-bit add.
 GPK_HD uint32_t pi_inside(uint32_t x, uint32_t y) {
-    const uint32_t hx = mulhi32(x, x), h = hx + mulhi32(y, y);
-    if (h < hx) return 0u;           // hx + hy >= 2^32
-    if (h != 0xFFFFFFFFu) return 1u;  // at most 2^32 - 2, whatever the carry
-    const uint32_t lx = x * x;
-    return lx + y * y >= lx ? 1u : 0u;  // inside exactly when the low words do not carry
+    const uint64_t xx = static_cast<uint64_t>(x) * x;
+    const uint64_t s = xx + static_cast<uint64_t>(y) * y;
+    return s >= xx ? 1u : 0u;
 }
 
 // Hits of both samples of a pair.
