@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""A few calls of every CUDA variant of reduce and transpose, small enough to run
+under compute-sanitizer's racecheck in seconds where the conformance programs take
+minutes: each variant on odd sizes, every dtype and reduce op, results checked
+against numpy. Exit status 1 on a wrong result.
+
+usage: GPK_LIBRARY=build/libgpk/libgpk.so compute-sanitizer --tool racecheck \\
+           python3 scripts/sanitize-calls.py [cuda|host]
+"""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bindings", "python"))
+import gpk  # noqa: E402
+
+
+def main(backend):
+    rng = np.random.default_rng(7)
+    calls = wrong = 0
+    with gpk.Context(backend) as ctx:
+        for name in ctx.variants("reduce"):
+            ctx.set_variant("reduce", name)
+            for dtype in (np.int32, np.float32, np.float64):
+                for n in (17, 4097, 100_003):
+                    x = rng.integers(-1000, 1000, n).astype(dtype)
+                    for op, want in (("sum", x.sum(dtype=np.float64 if x.dtype.kind == "f" else np.int64)),
+                                     ("min", x.min()), ("max", x.max())):
+                        got = ctx.reduce(x, op)
+                        calls += 1
+                        if got != want:
+                            wrong += 1
+                            print(f"reduce {name} {np.dtype(dtype).name} {op} n={n}: {got}, expected {want}")
+            print(f"reduce {name}: done", flush=True)
+        for name in ctx.variants("transpose"):
+            ctx.set_variant("transpose", name)
+            for dtype in (np.float32, np.float64, np.int32):
+                for shape in ((1, 1), (17, 1000), (65, 130), (256, 256)):
+                    a = rng.integers(-1000, 1000, shape).astype(dtype)
+                    try:
+                        got = ctx.transpose(a)
+                    except gpk.NotSupportedError:
+                        continue  # geam has no integer types
+                    calls += 1
+                    if not np.array_equal(got, a.T):
+                        wrong += 1
+                        print(f"transpose {name} {np.dtype(dtype).name} {shape}: wrong result")
+            print(f"transpose {name}: done", flush=True)
+    print(f"sanitize-calls: {calls} calls, {wrong} wrong")
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "cuda"))
