@@ -60,6 +60,14 @@ gpk_status resolve_backend(int backend, int device, int *resolved) {
     return probed;
 }
 
+// The figures of gpk_pi_result for `hits` among `samples` points; no samples, no
+// estimate: NaN rather than a 0 that reads like one.
+gpk_pi_result pi_result(uint64_t samples, uint64_t hits) {
+    if (samples == 0) return gpk_pi_result{std::nan(""), std::nan(""), 0, 0};
+    const double n = static_cast<double>(samples), p = static_cast<double>(hits) / n;
+    return gpk_pi_result{4 * p, 4 * std::sqrt(p * (1 - p) / n), samples, hits};
+}
+
 }  // namespace
 
 extern "C" {
@@ -234,8 +242,20 @@ GPK_API gpk_status gpk_pi(gpk_context *ctx, uint64_t samples, uint64_t seed, gpk
         GPK_FORWARD_IF_ERROR(check_pi(ctx, samples, result));
         uint64_t hits = 0;
         GPK_FORWARD_IF_ERROR(run_pi(*ctx, PiArgs{0, samples, seed, &hits}));
-        const double n = static_cast<double>(samples), p = static_cast<double>(hits) / n;
-        const gpk_pi_result r{4 * p, 4 * std::sqrt(p * (1 - p) / n), samples, hits};
+        const gpk_pi_result r = pi_result(samples, hits);
+        return write_result(*ctx, result, &r, sizeof r, "result");
+    });
+}
+
+GPK_API gpk_status gpk_pi_range(gpk_context *ctx, uint64_t first_sample, uint64_t count, uint64_t seed,
+                                gpk_pi_result *result) {
+    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+    return guarded(ctx, [&]() -> gpk_status {
+        GPK_FORWARD_IF_ERROR(check_pi_range(ctx, first_sample, count, result));
+        uint64_t hits = 0;
+        // An empty range (a rank left without samples) launches nothing.
+        if (count > 0) GPK_FORWARD_IF_ERROR(run_pi(*ctx, PiArgs{first_sample, count, seed, &hits}));
+        const gpk_pi_result r = pi_result(count, hits);
         return write_result(*ctx, result, &r, sizeof r, "result");
     });
 }

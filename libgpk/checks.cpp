@@ -174,4 +174,15 @@ gpk_status check_pi(gpk_context *ctx, uint64_t samples, const void *result) {
     return GPK_SUCCESS;
 }
 
+gpk_status check_pi_range(gpk_context *ctx, uint64_t first_sample, uint64_t count, const void *result) {
+    // The end of the range, first_sample + count, is an index every launcher computes:
+    // it must not wrap.
+    GPK_RETURN_ERROR_IF(count > UINT64_MAX - first_sample, ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "count (%" PRIu64 ") must be <= 2^64 - 1 - first_sample (%" PRIu64
+                        "): the range must end within 64-bit sample indices",
+                        count, first_sample);
+    GPK_RETURN_ERROR_IF(result == nullptr, ctx, GPK_ERROR_INVALID_ARGUMENT, "result is NULL");
+    return GPK_SUCCESS;
+}
+
 }  // namespace gpk

@@ -27,5 +27,6 @@ gpk_status check_reduce(gpk_context *ctx, int dtype, int op, const void *x, int6
 gpk_status check_transpose(gpk_context *ctx, int dtype, int layout, int64_t rows, int64_t cols,
                            const void *A, int64_t lda, const void *B, int64_t ldb);
 gpk_status check_pi(gpk_context *ctx, uint64_t samples, const void *result);
+gpk_status check_pi_range(gpk_context *ctx, uint64_t first_sample, uint64_t count, const void *result);
 
 }  // namespace gpk

@@ -342,13 +342,23 @@ gpk_status transpose_cuda(gpk_context &ctx, const TransposeArgs &user, int index
 
 // ---- pi ---------------------------------------------------------------------------
 
+// The variant pi validation compares with: the vendor's, unless it is the one being
+// checked or the range lies past its reach; then the default rung, or for the default
+// rung itself the first rung of ours.
+int pi_checker(const Ladder<PiArgs> &ladder, const PiArgs &a, int index) {
+    const bool vendor_reaches = a.first <= cuda::kCurandPiSamples && a.count <= cuda::kCurandPiSamples - a.first;
+    if (index != ladder.vendor && vendor_reaches) return ladder.vendor;
+    const int best = ladder.pick(a);
+    return index != best ? best : ladder.vendor + 1;
+}
+
 gpk_status pi_cuda(gpk_context &ctx, const PiArgs &a, int index) {
     const Ladder<PiArgs> &ladder = pi_ladder(GPK_BACKEND_CUDA);
     GPK_FORWARD_IF_ERROR(ladder.rungs[index].run(ctx, a));
-    if (ctx.validation) {
+    if (ctx.validation && a.count > 0) {
         // Families differ in their draws, so the check is statistical: both estimates
         // of the same probability must agree within 6 combined standard errors.
-        const int ci = index != ladder.vendor ? ladder.vendor : ladder.pick(a);
+        const int ci = pi_checker(ladder, a, index);
         uint64_t other = 0;
         PiArgs c = a;
         c.hits = &other;

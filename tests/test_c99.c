@@ -47,6 +47,7 @@ int main(int argc, char **argv) {
     check(gpk_transpose(ctx, GPK_I64, GPK_ROW_MAJOR, 2, 2, s, 2, t, 2) == GPK_SUCCESS && t[0] == 1 && t[1] == 3 &&
               t[2] == 2 && t[3] == 4, "gpk_transpose");
     check(gpk_pi(ctx, 1000, 1, &pi) == GPK_SUCCESS && pi.samples == 1000 && pi.hits <= 1000, "gpk_pi");
+    check(gpk_pi_range(ctx, 500, 500, 1, &pi) == GPK_SUCCESS && pi.samples == 500 && pi.hits <= 500, "gpk_pi_range");
     check(gpk_reduce(ctx, GPK_F64, GPK_MIN, x, 0, &sum) == GPK_ERROR_INVALID_ARGUMENT, "MIN of nothing");
     check(gpk_last_error(ctx)[0] != '\0', "gpk_last_error");
     check(gpk_destroy(ctx) == GPK_SUCCESS, "gpk_destroy");

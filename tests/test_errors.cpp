@@ -156,6 +156,8 @@ void context_rules(Suite &suite, Checker &check) {
     std::memset(&pr, 0x5A, sizeof pr);
     check.expect("gpk_pi(NULL)", nullptr, GPK_ERROR_INVALID_HANDLE, ctx_word, {{&pr, sizeof pr}},
                  [&] { return gpk_pi(nullptr, 1000, 1, &pr); });
+    check.expect("gpk_pi_range(NULL)", nullptr, GPK_ERROR_INVALID_HANDLE, ctx_word, {{&pr, sizeof pr}},
+                 [&] { return gpk_pi_range(nullptr, 0, 1000, 1, &pr); });
 }
 
 // ---- per-context rules ----------------------------------------------------------
@@ -496,6 +498,18 @@ void pi_rules(Checker &check, gpk_context *ctx, const std::string &tag) {
                      {"samples"}, out, [&] { return gpk_pi(ctx, samples, 1, &r); });
     check.expect(tag + " gpk_pi result=NULL", ctx, GPK_ERROR_INVALID_ARGUMENT, {"result"}, {},
                  [&] { return gpk_pi(ctx, 1000, 1, nullptr); });
+    // A range must end within 64-bit sample indices: first_sample + count <= 2^64 - 1.
+    const uint64_t top = std::numeric_limits<uint64_t>::max();
+    for (const auto &range : {std::make_pair(top - 1, uint64_t{2}), std::make_pair(top, uint64_t{1}),
+                              std::make_pair(uint64_t{1}, top)})
+        check.expect(format("%s gpk_pi_range first_sample=%" PRIu64 " count=%" PRIu64, tag.c_str(), range.first,
+                            range.second),
+                     ctx, GPK_ERROR_INVALID_ARGUMENT, {"count", "first_sample"}, out,
+                     [&] { return gpk_pi_range(ctx, range.first, range.second, 1, &r); });
+    check.expect(tag + " gpk_pi_range result=NULL", ctx, GPK_ERROR_INVALID_ARGUMENT, {"result"}, {},
+                 [&] { return gpk_pi_range(ctx, 0, 1000, 1, nullptr); });
+    check.expect_ok(tag + " gpk_pi_range first_sample=2^64-1 count=0", ctx,
+                    [&] { return gpk_pi_range(ctx, top, 0, 1, &r); });
 }
 
 void stream_rules(Checker &check, gpk_context *ctx, const std::string &tag, bool host) {

@@ -3,6 +3,9 @@
 // (samples, seed) within the Philox family -- across variants and, on the CUDA
 // backend, against a host-backend context. The quasi-Monte Carlo variant "sobol" is
 // checked against a reference of its sequence written here, and for its error rate.
+// gpk_pi_range: ranges that split [0, samples) add up to gpk_pi's hits in every
+// variant, and a range anywhere in the 64-bit sequence counts what the definition
+// puts there.
 #include "harness.hpp"
 
 #include "../libgpk/common/philox.hpp"
@@ -20,9 +23,10 @@ const double kPi = 3.14159265358979323846;
 const uint64_t kSamples[] = {1, 2, 3, 1000, 1000000, 1000001, 10000000};
 const uint64_t kSeeds[] = {0, 42, 0x9E3779B97F4A7C15ull};
 
-// Runs one gpk_pi on `ctx`; `device_result` puts the result struct in device memory.
-bool call_pi(Case &c, Suite &suite, gpk_context *ctx, const std::string &variant, uint64_t samples, uint64_t seed,
-             bool device_result, gpk_pi_result *out) {
+// Runs one gpk_pi (range false: count samples from 0) or gpk_pi_range on `ctx`;
+// `device_result` puts the result struct in device memory.
+bool call_pi_or_range(Case &c, Suite &suite, gpk_context *ctx, const std::string &variant, bool range,
+                      uint64_t first, uint64_t count, uint64_t seed, bool device_result, gpk_pi_result *out) {
     gpk_pi_result r;
     std::memset(&r, 0xA5, sizeof r);
     const gpk_pi_result before = r;
@@ -35,7 +39,9 @@ bool call_pi(Case &c, Suite &suite, gpk_context *ctx, const std::string &variant
         }
         dst = dr.get();
     }
-    const gpk_status st = gpk_pi(ctx, samples, seed, static_cast<gpk_pi_result *>(dst));
+    auto *result = static_cast<gpk_pi_result *>(dst);
+    const gpk_status st = range ? gpk_pi_range(ctx, first, count, seed, result) : gpk_pi(ctx, count, seed, result);
+    const char *call = range ? "gpk_pi_range" : "gpk_pi";
     if (device_result) {
         if (!suite.sync(c)) return false;
         if (!dr.download(&r)) {
@@ -44,14 +50,25 @@ bool call_pi(Case &c, Suite &suite, gpk_context *ctx, const std::string &variant
         }
     }
     // Every dtype is valid for pi: the support map keys on -1.
-    const bool ok = ctx == suite.ctx() ? suite.accept(c, st, GPK_OP_PI, variant, -1, "gpk_pi")
-                                       : c.expect(st, GPK_SUCCESS, "gpk_pi on the host backend");
+    const bool ok = ctx == suite.ctx() ? suite.accept(c, st, GPK_OP_PI, variant, -1, call)
+                                       : c.expect(st, GPK_SUCCESS, range ? "gpk_pi_range on the host backend"
+                                                                         : "gpk_pi on the host backend");
     if (!ok) {
         if (std::memcmp(&r, &before, sizeof r) != 0) c.fail("result was written by a call that failed");
         return false;
     }
     *out = r;
     return true;
+}
+
+bool call_pi(Case &c, Suite &suite, gpk_context *ctx, const std::string &variant, uint64_t samples, uint64_t seed,
+             bool device_result, gpk_pi_result *out) {
+    return call_pi_or_range(c, suite, ctx, variant, false, 0, samples, seed, device_result, out);
+}
+
+bool call_range(Case &c, Suite &suite, const std::string &variant, uint64_t first, uint64_t count, uint64_t seed,
+                bool device_result, gpk_pi_result *out) {
+    return call_pi_or_range(c, suite, suite.ctx(), variant, true, first, count, seed, device_result, out);
 }
 
 // The sequence every Philox-family variant shares, pinned independently of the
@@ -171,6 +188,253 @@ uint64_t ref_sobol_hits(uint64_t samples, uint64_t seed) {
     uint64_t hits = 0;
     for (uint64_t s = 0; s < samples; ++s) hits += ref_inside(ref_sobol_point(s, seed)) ? 1 : 0;
     return hits;
+}
+
+// ---- gpk_pi_range -----------------------------------------------------------------
+//
+// Any split of [0, samples) into ranges, uneven and with empty ranges, must give
+// exactly gpk_pi's hits, in every variant (each within its own family); and a range
+// anywhere in the 64-bit sequence must count the samples the definition puts there.
+
+const uint64_t kPow33 = uint64_t(1) << 33;   // sample 2^33 starts pair 2^32
+const uint64_t kPow63 = uint64_t(1) << 63;
+
+// The hits of samples [first, first + count) of the Philox family, one sample at a
+// time from the definition (pinned by the known-answer vectors above).
+uint64_t ref_philox_hits(uint64_t first, uint64_t count, uint64_t seed) {
+    uint64_t hits = 0;
+    for (uint64_t i = 0; i < count; ++i) hits += gpk::pi_sample_inside(first + i, seed);
+    return hits;
+}
+
+uint64_t ref_sobol_range_hits(uint64_t first, uint64_t count, uint64_t seed) {
+    uint64_t hits = 0;
+    for (uint64_t i = 0; i < count; ++i) hits += ref_inside(ref_sobol_point(first + i, seed)) ? 1 : 0;
+    return hits;
+}
+
+// The figures of one range's result.
+void check_range_fields(Case &c, const gpk_pi_result &r, uint64_t count) {
+    if (count > 0) {
+        check_fields(c, r, count);
+        return;
+    }
+    if (r.samples != 0 || r.hits != 0)
+        c.fail("empty range: samples %" PRIu64 ", hits %" PRIu64 ", expected 0 and 0", r.samples, r.hits);
+    if (!std::isnan(r.estimate) || !std::isnan(r.std_error))
+        c.fail("empty range: estimate %g, std_error %g, expected NaN and NaN", r.estimate, r.std_error);
+}
+
+// The ranks' split of an MPI code: `parts` ranges, the first samples % parts of them
+// one sample longer.
+std::vector<uint64_t> even_split(uint64_t samples, uint64_t parts) {
+    std::vector<uint64_t> bounds = {0};
+    for (uint64_t i = 0; i < parts; ++i) bounds.push_back(bounds.back() + samples / parts + (i < samples % parts));
+    return bounds;
+}
+
+// Sums the hits of the ranges [bounds[i], bounds[i + 1]); false when a call failed.
+bool split_hits(Case &c, Suite &suite, const std::string &variant, const std::vector<uint64_t> &bounds,
+                uint64_t seed, bool device_result, uint64_t *hits) {
+    uint64_t sum = 0, samples = 0;
+    for (size_t i = 0; i + 1 < bounds.size(); ++i) {
+        const uint64_t count = bounds[i + 1] - bounds[i];
+        gpk_pi_result r;
+        if (!call_range(c, suite, variant, bounds[i], count, seed, device_result, &r)) return false;
+        check_range_fields(c, r, count);
+        sum += r.hits, samples += r.samples;
+    }
+    if (samples != bounds.back() - bounds.front())
+        c.fail("the ranges' samples add up to %" PRIu64 ", not %" PRIu64, samples, bounds.back() - bounds.front());
+    *hits = sum;
+    return true;
+}
+
+std::string describe(const std::vector<uint64_t> &bounds) {
+    std::string text;
+    for (uint64_t b : bounds) text += (text.empty() ? "" : ",") + std::to_string(b);
+    return "{" + text + "}";
+}
+
+void range_splits(Suite &suite, const std::vector<std::string> &variants) {
+    // Uneven splits of a few sizes: single samples, odd starts and ends, empty ranges
+    // (at the start, the middle and the end), the ranks' split for 2, 3, 4 and 7
+    // processes, and a random one.
+    struct Split {
+        uint64_t samples;
+        std::vector<std::vector<uint64_t>> splits;
+    };
+    std::vector<Split> cases = {
+        {1, {{0, 0, 1}, {0, 1, 1}}},
+        {3, {{0, 1, 2, 3}, {0, 1, 1, 3}, {0, 0, 3, 3}}},
+        {1000001,
+         {{0, 1000001},
+          {0, 1, 2, 7, 7, 333334, 500001, 500001, 999998, 1000001},
+          {0, 0, 499999, 1000000, 1000001, 1000001},
+          even_split(1000001, 2),
+          even_split(1000001, 3),
+          even_split(1000001, 4),
+          even_split(1000001, 7)}},
+    };
+    {
+        Rng rng(seed_of({1000001, 16}));
+        std::vector<uint64_t> cuts = {0, 1000001};
+        for (int i = 0; i < 15; ++i) cuts.push_back(static_cast<uint64_t>(rng.range(0, 1000001)));
+        std::sort(cuts.begin(), cuts.end());
+        cases.back().splits.push_back(cuts);
+    }
+    int rotation = 0;
+    for (const std::string &variant : variants) {
+        for (uint64_t seed : {uint64_t(42), uint64_t(0x9E3779B97F4A7C15ull)}) {
+            for (const Split &split : cases) {
+                gpk_pi_result whole;
+                {
+                    Case c(suite, format("pi_range whole samples=%" PRIu64 " seed=%" PRIu64 " variant=%s",
+                                         split.samples, seed, variant.c_str()));
+                    if (!suite.select(c, GPK_OP_PI, variant) ||
+                        !call_pi(c, suite, suite.ctx(), variant, split.samples, seed, false, &whole))
+                        continue;
+                }
+                for (const std::vector<uint64_t> &bounds : split.splits) {
+                    // On the GPU every third split takes its results in device memory.
+                    const bool device_result = suite.cuda() && ++rotation % 3 == 0;
+                    Case c(suite, format("pi_range split %s seed=%" PRIu64 " variant=%s result=%s",
+                                         describe(bounds).c_str(), seed, variant.c_str(),
+                                         device_result ? "device" : "host"));
+                    if (!suite.select(c, GPK_OP_PI, variant)) continue;
+                    uint64_t hits = 0;
+                    if (split_hits(c, suite, variant, bounds, seed, device_result, &hits) && hits != whole.hits)
+                        c.fail("the ranges' hits add up to %" PRIu64 ", gpk_pi(%" PRIu64 ") gave %" PRIu64, hits,
+                               split.samples, whole.hits);
+                }
+            }
+        }
+    }
+}
+
+// Ranges far into the sequence, counted by the definition: across the pair 2^31 and
+// 2^32 boundaries (samples 2^32 and 2^33), past sample 2^63, and up to the last
+// sample a range may hold (2^64 - 2).
+void range_anywhere(Suite &suite, const std::vector<std::string> &variants) {
+    const uint64_t kCount = 2001;
+    const uint64_t starts[] = {(uint64_t(1) << 32) - 1000, kPow33 - 1001, kPow33 + 1, kPow63 - 999,
+                               UINT64_MAX - kCount};
+    const uint64_t seed = 0x5EED;
+    for (const std::string &variant : variants) {
+        for (uint64_t first : starts) {
+            Case c(suite, format("pi_range first=%" PRIu64 " count=%" PRIu64 " variant=%s", first, kCount,
+                                 variant.c_str()));
+            if (!suite.select(c, GPK_OP_PI, variant)) continue;
+            // The vendor variant reaches samples [0, 2^63) only (test below).
+            if (variant == "curand_thrust" && first + kCount > kPow63) continue;
+            gpk_pi_result r;
+            if (!call_range(c, suite, variant, first, kCount, seed, false, &r)) continue;
+            check_range_fields(c, r, kCount);
+            if (variant == "sobol") {
+                const uint64_t want = ref_sobol_range_hits(first, kCount, seed);
+                if (r.hits != want) c.fail("hits %" PRIu64 ", the Sobol reference counts %" PRIu64, r.hits, want);
+            } else if (variant != "curand_thrust" && variant != "lecture") {
+                const uint64_t want = ref_philox_hits(first, kCount, seed);
+                if (r.hits != want) c.fail("hits %" PRIu64 ", the definition counts %" PRIu64, r.hits, want);
+            }
+            // The same range in pieces of every parity, the middle one crossing the
+            // boundary when the range straddles one.
+            const std::vector<uint64_t> bounds = {first, first + 1, first + 2, first + 999, first + 1002,
+                                                  first + 1002, first + 1333, first + kCount};
+            uint64_t hits = 0;
+            if (split_hits(c, suite, variant, bounds, seed, false, &hits) && hits != r.hits)
+                c.fail("pieces %s add up to %" PRIu64 " hits, the whole range has %" PRIu64,
+                       describe(bounds).c_str(), hits, r.hits);
+        }
+        // Empty ranges anywhere, even at the last index: no work, 0 hits, NaN figures.
+        for (uint64_t first : {uint64_t(0), uint64_t(1), kPow33 + 1, kPow63 + 5, UINT64_MAX}) {
+            Case c(suite, format("pi_range first=%" PRIu64 " count=0 variant=%s", first, variant.c_str()));
+            gpk_pi_result r;
+            if (suite.select(c, GPK_OP_PI, variant) && call_range(c, suite, variant, first, 0, seed, false, &r))
+                check_range_fields(c, r, 0);
+        }
+    }
+}
+
+// Argument rules: a range that ends past 2^64 - 1, a NULL result, a NULL context.
+// The call fails, names the parameter, and writes nothing.
+void range_errors(Suite &suite) {
+    gpk_context *ctx = suite.ctx();
+    gpk_set_variant(ctx, GPK_OP_PI, nullptr);
+    const struct {
+        uint64_t first, count;
+    } past_end[] = {{UINT64_MAX - 1, 2}, {UINT64_MAX, 1}, {1, UINT64_MAX}, {kPow63, kPow63}};
+    for (const auto &bad : past_end) {
+        Case c(suite, format("pi_range first=%" PRIu64 " count=%" PRIu64 " ends past 2^64 - 1", bad.first, bad.count));
+        gpk_pi_result r;
+        std::memset(&r, 0x5A, sizeof r);
+        const gpk_pi_result before = r;
+        if (!c.expect(gpk_pi_range(ctx, bad.first, bad.count, 1, &r), GPK_ERROR_INVALID_ARGUMENT, "gpk_pi_range"))
+            continue;
+        const std::string msg = gpk_last_error(ctx);
+        if (msg.find("count") == std::string::npos || msg.find("first_sample") == std::string::npos)
+            c.fail("the message \"%s\" does not name both count and first_sample", msg.c_str());
+        if (std::memcmp(&r, &before, sizeof r) != 0) c.fail("result was written by a call that failed");
+    }
+    {
+        Case c(suite, "pi_range result=NULL");
+        if (c.expect(gpk_pi_range(ctx, 0, 1000, 1, nullptr), GPK_ERROR_INVALID_ARGUMENT, "gpk_pi_range") &&
+            std::string(gpk_last_error(ctx)).find("result") == std::string::npos)
+            c.fail("the message \"%s\" does not name result", gpk_last_error(ctx));
+    }
+    {
+        Case c(suite, "pi_range ctx=NULL");
+        gpk_pi_result r;
+        c.expect(gpk_pi_range(nullptr, 0, 1000, 1, &r), GPK_ERROR_INVALID_HANDLE, "gpk_pi_range(NULL)");
+    }
+    {
+        // The last sample a range may hold, and an empty range ending there.
+        Case c(suite, "pi_range first=2^64-2 count=1 and first=2^64-1 count=0 are valid");
+        gpk_pi_result r;
+        if (c.expect(gpk_pi_range(ctx, UINT64_MAX - 1, 1, 1, &r), GPK_SUCCESS, "gpk_pi_range(2^64 - 2, 1)") &&
+            r.hits != ref_philox_hits(UINT64_MAX - 1, 1, 1))
+            c.fail("hits %" PRIu64 " for the last sample, the definition says %" PRIu64, r.hits,
+                   ref_philox_hits(UINT64_MAX - 1, 1, 1));
+        c.expect(gpk_pi_range(ctx, UINT64_MAX, 0, 1, &r), GPK_SUCCESS, "gpk_pi_range(2^64 - 1, 0)");
+    }
+}
+
+// CUDA only: the vendor variant's reach, and validation of ranges.
+void range_cuda(Suite &suite, const std::vector<std::string> &variants) {
+    gpk_context *ctx = suite.ctx();
+    if (std::find(variants.begin(), variants.end(), "curand_thrust") != variants.end()) {
+        Case c(suite, "pi_range variant=curand_thrust reaches sample 2^63 - 1 and no further");
+        if (suite.select(c, GPK_OP_PI, "curand_thrust")) {
+            gpk_pi_result r;
+            c.expect(gpk_pi_range(ctx, kPow63 - 1001, 1001, 3, &r), GPK_SUCCESS, "gpk_pi_range(2^63 - 1001, 1001)");
+            for (const uint64_t first : {kPow63 - 1000, kPow63, UINT64_MAX - 1001}) {
+                std::memset(&r, 0x5A, sizeof r);
+                const gpk_pi_result before = r;
+                if (c.expect(gpk_pi_range(ctx, first, 1001, 3, &r), GPK_ERROR_NOT_SUPPORTED,
+                             "gpk_pi_range past 2^63 with curand_thrust") &&
+                    std::string(gpk_last_error(ctx)).find("curand_thrust") == std::string::npos)
+                    c.fail("the message \"%s\" does not name the variant", gpk_last_error(ctx));
+                if (std::memcmp(&r, &before, sizeof r) != 0) c.fail("result was written by a call that failed");
+            }
+        }
+    }
+    // Validation compares a range with another variant's count of the same range;
+    // past 2^63, where the vendor variant cannot go, with another rung of ours.
+    for (const char *variant : {"auto", "curand_thrust", "persistent"}) {
+        if (std::find(variants.begin(), variants.end(), variant) == variants.end()) continue;
+        for (const uint64_t first : {uint64_t(12345), kPow63 + 12345}) {
+            if (std::string(variant) == "curand_thrust" && first > kPow63) continue;
+            Case c(suite, format("pi_range validation first=%" PRIu64 " count=10^6 variant=%s", first, variant));
+            gpk_pi_result r;
+            if (!suite.select(c, GPK_OP_PI, variant) ||
+                !c.expect(gpk_set_validation(ctx, 1), GPK_SUCCESS, "gpk_set_validation(1)"))
+                continue;
+            if (c.expect(gpk_pi_range(ctx, first, 1000000, 9, &r), GPK_SUCCESS, "gpk_pi_range with validation"))
+                check_range_fields(c, r, 1000000);
+            gpk_set_validation(ctx, 0);
+        }
+    }
+    gpk_set_variant(ctx, GPK_OP_PI, nullptr);
 }
 
 }  // namespace
@@ -295,6 +559,14 @@ int main(int argc, char **argv) {
                 first = variant, first_hits = r.hits;
             else if (r.hits != first_hits)
                 c.fail("hits %" PRIu64 ", but %s gave %" PRIu64, r.hits, first.c_str(), first_hits);
+            // The same samples in uneven ranges with odd ends, one of them empty and one
+            // crossing sample 2^33 (pair 2^32, where the counter's high word changes).
+            const std::vector<uint64_t> bounds = {0, (uint64_t(1) << 32) + 1, (uint64_t(1) << 33) - 1,
+                                                  (uint64_t(1) << 33) - 1, (uint64_t(1) << 33) + 2, samples};
+            uint64_t hits = 0;
+            if (split_hits(c, suite, variant, bounds, seed, false, &hits) && hits != r.hits)
+                c.fail("ranges %s add up to %" PRIu64 " hits, gpk_pi gave %" PRIu64, describe(bounds).c_str(), hits,
+                       r.hits);
         }
     }
 
@@ -374,6 +646,11 @@ int main(int argc, char **argv) {
             }
         }
     }
+
+    range_splits(suite, variants);
+    range_anywhere(suite, variants);
+    range_errors(suite);
+    if (suite.cuda()) range_cuda(suite, variants);
 
     gpk_destroy(host);
     return suite.finish();

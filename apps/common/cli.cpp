@@ -2,8 +2,13 @@
 
 #include <cuda_runtime.h>
 
+#include <unistd.h>
+
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <thread>
@@ -150,6 +155,75 @@ const char *dtype_name(int dtype) {
 
 size_t dtype_bytes(int dtype) { return (dtype == GPK_F64 || dtype == GPK_I64) ? 8 : 4; }
 
+std::optional<std::vector<int>> parse_devices(const std::string &text) {
+    std::vector<int> devices;
+    for (const std::string &part : split(text, ',')) {
+        const auto v = parse_plain(part);
+        if (!v || *v >= 1024) return std::nullopt;
+        devices.push_back(static_cast<int>(*v));
+    }
+    // split() drops empty parts; a list with one is a typo, not a shorter list.
+    if (devices.empty() || text.front() == ',' || text.back() == ',' || text.find(",,") != std::string::npos)
+        return std::nullopt;
+    return devices;
+}
+
+std::optional<DeviceChoice> choose_device(const std::vector<int> &option, int local_rank, std::string *error) {
+    auto entry = [&](const std::vector<int> &list, const std::string &source) {
+        const size_t i = static_cast<size_t>(local_rank) % list.size();
+        std::string why = source;
+        if (list.size() > 1) why += ", entry " + std::to_string(i) + " for local rank " + std::to_string(local_rank);
+        return DeviceChoice{list[i], why};
+    };
+    if (!option.empty()) {
+        std::string text;
+        for (int d : option) text += (text.empty() ? "" : ",") + std::to_string(d);
+        return entry(option, "--devices " + text);
+    }
+    const char *env = std::getenv("GPK_DEVICE");
+    if (env != nullptr && env[0] != '\0') {
+        const auto list = parse_devices(env);
+        if (!list) {
+            *error = std::string("GPK_DEVICE='") + env + "' is not a device index or a list of them, e.g. 0 or 0,1,2,3";
+            return std::nullopt;
+        }
+        return entry(*list, std::string("GPK_DEVICE=") + env);
+    }
+    return DeviceChoice{local_rank, "local rank " + std::to_string(local_rank)};
+}
+
+int cuda_device_count() {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        (void)cudaGetLastError();  // no GPU is not an error to carry around
+        return 0;
+    }
+    return count;
+}
+
+int exec_mpi_twin(const char *prog, char **argv) {
+    // The folder of this executable: /proc/self/exe, which holds even when the app
+    // was started through $PATH or a relative path.
+    std::string self(4096, '\0');
+    const ssize_t len = readlink("/proc/self/exe", &self[0], self.size() - 1);
+    if (len <= 0) {
+        std::fprintf(stderr, "%s: --mpi: cannot find this executable's folder: %s\n", prog, std::strerror(errno));
+        return 1;
+    }
+    self.resize(static_cast<size_t>(len));
+    const std::string twin = self.substr(0, self.rfind('/') + 1) + prog + "-mpi";
+    argv[0] = const_cast<char *>(twin.c_str());
+    execv(twin.c_str(), argv);
+    std::fprintf(stderr, "%s: --mpi: cannot run %s: %s\n", prog, twin.c_str(), std::strerror(errno));
+    return 1;
+}
+
+bool has_flag(int argc, char **argv, const char *flag) {
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], flag) == 0) return true;
+    return false;
+}
+
 void report_failure(const char *prog, const char *what, gpk_status status, const gpk_context *ctx) {
     std::fprintf(stderr, "%s: %s failed: %s: %s\n", prog, what, gpk_status_string(status),
                  gpk_last_error(ctx));
@@ -159,6 +233,11 @@ std::string cuda_device_name(int device) {
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) return "unknown GPU";
     return prop.name;
+}
+
+std::string device_description(int backend, int device) {
+    if (backend != GPK_BACKEND_CUDA) return host_cpu_description();
+    return cuda_device_name(device) + ", device " + std::to_string(device);
 }
 
 std::string utc_timestamp() {

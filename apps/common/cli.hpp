@@ -36,6 +36,37 @@ int parse_dtype(const std::string &text);
 const char *dtype_name(int dtype);
 size_t dtype_bytes(int dtype);
 
+// ---- GPUs of processes ------------------------------------------------------------
+
+// Device lists, "2" or "0,1,2,3": indices below 1024, at least one. nullopt otherwise.
+std::optional<std::vector<int>> parse_devices(const std::string &text);
+
+// The GPU a process takes, and why. A list (from the --devices option, else from the
+// environment variable GPK_DEVICE, same syntax) gives local rank r its entry
+// r mod the list's length; with neither, the process takes GPU `local_rank` (its
+// rank among the processes of its node under MPI; 0 alone). nullopt, with *error
+// set, when GPK_DEVICE is not a device list.
+struct DeviceChoice {
+    int device;
+    std::string why;  // e.g. "GPK_DEVICE=0,1, entry 1 for local rank 3"
+};
+std::optional<DeviceChoice> choose_device(const std::vector<int> &option, int local_rank, std::string *error);
+
+// How many GPUs the CUDA runtime sees (0 when it sees none or fails).
+int cuda_device_count();
+
+// ---- the MPI twin of an app ---------------------------------------------------------
+
+// An app's MPI build is a separate executable, <prog>-mpi, next to it, so that the
+// app itself does not depend on MPI. "<prog> --mpi ..." becomes that executable with
+// the same arguments, in the same process (its pid, environment and MPI launcher
+// stay the same). Returns only on failure, with the exit status to use, after
+// saying why.
+int exec_mpi_twin(const char *prog, char **argv);
+
+// Whether `flag` is one of the arguments.
+bool has_flag(int argc, char **argv, const char *flag);
+
 // Prints "<prog>: <what>: <status name>: <last error>" to stderr. ctx may be null
 // (then the thread's last error is used, which is how gpk_create failures read).
 void report_failure(const char *prog, const char *what, gpk_status status, const gpk_context *ctx);
@@ -43,6 +74,10 @@ void report_failure(const char *prog, const char *what, gpk_status status, const
 // The GPU the context runs on, e.g. "NVIDIA H100 80GB HBM3"; only call it for a
 // CUDA context.
 std::string cuda_device_name(int device);
+
+// What a context runs on: "<GPU name>, device N" for the CUDA backend, the CPU for
+// the host backend.
+std::string device_description(int backend, int device);
 
 // UTC now, ISO 8601.
 std::string utc_timestamp();

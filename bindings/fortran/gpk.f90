@@ -2,21 +2,23 @@
 !>
 !> Two layers in one module:
 !>  * bind(c) interfaces to every C function. Contexts and arrays are type(c_ptr).
-!>    gpk_gemm, gpk_reduce, gpk_transpose and gpk_pi are generic names whose
-!>    C-shaped form (specifics gpk_*_c) takes exactly the C arguments; the four
-!>    functions that pass C strings are bound as gpk_last_error_c,
-!>    gpk_status_string_c, gpk_variant_name_c and gpk_set_variant_c, and their C
-!>    names are Fortran functions that take and return Fortran strings.
+!>    gpk_gemm, gpk_reduce, gpk_transpose, gpk_pi and gpk_pi_range are generic
+!>    names whose C-shaped form (specifics gpk_*_c) takes exactly the C
+!>    arguments; the four functions that pass C strings are bound as
+!>    gpk_last_error_c, gpk_status_string_c, gpk_variant_name_c and
+!>    gpk_set_variant_c, and their C names are Fortran functions that take and
+!>    return Fortran strings.
 !>  * Array forms of the generics, for column-major Fortran arrays, so that no
 !>    c_loc is written: gpk_gemm on real(c_float) / real(c_double) matrices,
 !>    gpk_transpose on real and integer matrices, gpk_reduce on vectors, gpk_pi
-!>    with default integers. They return a gpk status, like the C functions, and
-!>    take an optional errmsg that receives why a call failed: the library's
-!>    message, or the shape rule the arrays broke (checked before any C call,
-!>    since the C API cannot see Fortran shapes).
+!>    and gpk_pi_range with default integers. They return a gpk status, like the
+!>    C functions, and take an optional errmsg that receives why a call failed:
+!>    the library's message, or the shape rule the arrays broke (checked before
+!>    any C call, since the C API cannot see Fortran shapes).
 !>
-!> The C API's uint64_t arguments (gpk_pi's samples and seed, and the fields of
-!> gpk_pi_result) are integer(c_int64_t) here: the same bits, read as signed.
+!> The C API's uint64_t arguments (gpk_pi's samples and seed, gpk_pi_range's
+!> first_sample and count, and the fields of gpk_pi_result) are
+!> integer(c_int64_t) here: the same bits, read as signed.
 module gpk
   use, intrinsic :: iso_c_binding
   implicit none
@@ -220,6 +222,21 @@ module gpk
     end function gpk_pi_c
     module procedure gpk_pi_int
   end interface gpk_pi
+
+  !> Hits among samples [first_sample, first_sample + count) of the sequence gpk_pi
+  !> draws for seed: ranges that split [0, samples) add up exactly to gpk_pi's hits,
+  !> so MPI ranks can each count their own (first_sample + count <= 2^64 - 1; count
+  !> 0 gives hits 0 and NaN estimate and std_error).
+  interface gpk_pi_range
+    function gpk_pi_range_c(ctx, first_sample, count, seed, res) bind(c, name='gpk_pi_range') result(status)
+      import :: c_int, c_int64_t, c_ptr, gpk_pi_result
+      type(c_ptr), value :: ctx
+      integer(c_int64_t), value :: first_sample, count, seed
+      type(gpk_pi_result), intent(out) :: res
+      integer(c_int) :: status
+    end function gpk_pi_range_c
+    module procedure gpk_pi_range_int
+  end interface gpk_pi_range
 
 contains
 
@@ -578,5 +595,16 @@ contains
     status = gpk_pi_c(ctx, int(samples, c_int64_t), int(seed, c_int64_t), res)
     call report(ctx, status, errmsg)
   end function gpk_pi_int
+
+  !> gpk_pi_range with default-kind integer first_sample, count and seed.
+  function gpk_pi_range_int(ctx, first_sample, count, seed, res, errmsg) result(status)
+    type(c_ptr), intent(in) :: ctx
+    integer, intent(in) :: first_sample, count, seed
+    type(gpk_pi_result), intent(out) :: res
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    status = gpk_pi_range_c(ctx, int(first_sample, c_int64_t), int(count, c_int64_t), int(seed, c_int64_t), res)
+    call report(ctx, status, errmsg)
+  end function gpk_pi_range_int
 
 end module gpk

@@ -273,7 +273,8 @@ GPK_API gpk_status gpk_transpose(gpk_context *ctx, int dtype, int layout, int64_
  *  GPU, the launch configuration or the backend. The default ("auto") and
  *  every Philox rung give the host backend's hits exactly; the vendor variant
  *  (cuRAND's host API) and the lecture's rung (per-thread XORWOW states) are
- *  families of their own. 1 <= samples <= 2^63.
+ *  families of their own. 1 <= samples <= 2^63. gpk_pi_range() counts a part of
+ *  the same sequence, so that several processes can share one estimate exactly.
  *  Writes the estimate, its standard error, the samples drawn and the hits to
  *  *result (host or device memory). Synchronous.
  *  @return : GPK_SUCCESS; GPK_ERROR_INVALID_HANDLE; GPK_ERROR_INVALID_ARGUMENT
@@ -281,6 +282,34 @@ GPK_API gpk_status gpk_transpose(gpk_context *ctx, int dtype, int layout, int64_
  *            GPK_ERROR_CUDA; GPK_ERROR_CURAND; GPK_ERROR_VALIDATION. */
 GPK_API gpk_status gpk_pi(gpk_context *ctx, uint64_t samples, uint64_t seed,
                           gpk_pi_result *result);
+
+/*! gpk_pi_range() :
+ *  Counts the hits among samples [first_sample, first_sample + count) of the
+ *  sequence gpk_pi() draws for `seed`: sample i is the same point in both calls.
+ *  So ranges that split [0, samples) -- evenly or not, empty ranges included --
+ *  have hits that add up exactly to those of gpk_pi(ctx, samples, seed, ...),
+ *  whatever the backend, the GPU or the launch configuration, as long as the
+ *  variant family is the same. This is how several processes share one estimate
+ *  (one per GPU under MPI, say): each counts its own range, the hits are summed,
+ *  and the estimate from the sum is gpk_pi's, bit for bit.
+ *  Writes to *result (host or device memory) the range's own figures: samples =
+ *  count, its hits, and the estimate and std_error of gpk_pi_result computed over
+ *  count samples. count == 0 is valid and does no work: samples = hits = 0, and
+ *  estimate = std_error = NaN (no points, no estimate).
+ *  The range must end within 64-bit sample indices: first_sample + count <=
+ *  2^64 - 1.
+ *  Every variant draws the ranges of its own sequence exactly: the Philox rungs,
+ *  "auto" and the host backend share one sequence; the lecture's rung, "sobol"
+ *  and the vendor variant each have their own. The vendor variant takes sample i
+ *  from numbers 2i and 2i + 1 of cuRAND's sequence, whose offset is 64 bits wide,
+ *  so it reaches only the first 2^63 samples: a range ending past them is
+ *  GPK_ERROR_NOT_SUPPORTED for it. Synchronous.
+ *  @return : GPK_SUCCESS; GPK_ERROR_INVALID_HANDLE; GPK_ERROR_INVALID_ARGUMENT
+ *            (first_sample + count > 2^64 - 1, result NULL);
+ *            GPK_ERROR_NOT_SUPPORTED (see above); GPK_ERROR_OUT_OF_MEMORY;
+ *            GPK_ERROR_CUDA; GPK_ERROR_CURAND; GPK_ERROR_VALIDATION. */
+GPK_API gpk_status gpk_pi_range(gpk_context *ctx, uint64_t first_sample, uint64_t count,
+                                uint64_t seed, gpk_pi_result *result);
 
 #ifdef __cplusplus
 }

@@ -43,6 +43,9 @@ gpk_status transpose_tile64_vec2(gpk_context &ctx, const TransposeArgs &args);  
 gpk_status transpose_tile64_vec16(gpk_context &ctx, const TransposeArgs &args);  // transpose/07_tile64_vec16.cu
 
 gpk_status pi_curand(gpk_context &ctx, const PiArgs &args);              // pi/00_curand_thrust.cu
+// pi_curand takes sample i from numbers 2i and 2i + 1 of cuRAND's sequence, whose
+// offset is a 64-bit count of numbers: it reaches samples [0, 2^63) and no further.
+constexpr uint64_t kCurandPiSamples = uint64_t(1) << 63;
 gpk_status pi_lecture(gpk_context &ctx, const PiArgs &args);             // pi/01_lecture.cu
 gpk_status pi_fused(gpk_context &ctx, const PiArgs &args);               // pi/02_fused.cu
 gpk_status pi_registers(gpk_context &ctx, const PiArgs &args);           // pi/03_registers.cu

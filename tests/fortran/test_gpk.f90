@@ -3,6 +3,7 @@
 ! backend -- every variant of every op -- when a GPU is usable.
 program test_gpk
   use, intrinsic :: iso_c_binding
+  use, intrinsic :: ieee_arithmetic, only: ieee_is_nan
   use gpk
   implicit none
 
@@ -299,7 +300,7 @@ contains
   subroutine check_pi(ctx, label)
     type(c_ptr), intent(in) :: ctx
     character(len=*), intent(in) :: label
-    type(gpk_pi_result) :: r1, r2, r3
+    type(gpk_pi_result) :: r1, r2, r3, part(3)
     real(c_double), parameter :: pi = acos(-1.0d0)
 
     if (.not. ran(gpk_pi(ctx, 1000000, 42, r1), label // ' default integers')) return
@@ -310,6 +311,16 @@ contains
     call check(r1%std_error > 0 .and. r1%std_error < 0.01d0, label // ' std_error is sane')
     if (ran(gpk_pi(ctx, 1000000, 43, r3), label // ' another seed')) &
         call check(r3%hits /= r1%hits, label // ' another seed, other hits')
+
+    ! Uneven ranges, an empty one among them, add up to the whole run's hits.
+    if (.not. ran(gpk_pi_range(ctx, 0, 333333, 42, part(1)), label // ' range, default integers')) return
+    if (.not. ran(gpk_pi_range(ctx, 333333_c_int64_t, 0_c_int64_t, 42_c_int64_t, part(2)), label // ' empty range')) &
+        return
+    if (.not. ran(gpk_pi_range(ctx, 333333_c_int64_t, 666667_c_int64_t, 42_c_int64_t, part(3)), label // ' range')) &
+        return
+    call check(sum(part%hits) == r1%hits, label // ' ranges add up to the whole run''s hits')
+    call check(sum(part%samples) == r1%samples, label // ' ranges add up to the whole run''s samples')
+    call check(part(2)%hits == 0 .and. ieee_is_nan(part(2)%estimate), label // ' empty range: 0 hits, NaN')
   end subroutine check_pi
 
   ! ----------------------------------------------------------------- errors ---
@@ -349,6 +360,11 @@ contains
     call check(index(msg, 'op') > 0, 'the library names op: ' // trim(msg))
     call expect(gpk_pi(ctx, 0, 1, p, errmsg=msg), GPK_ERROR_INVALID_ARGUMENT, 'pi of no samples')
     call check(index(msg, 'samples') > 0, 'the library names samples: ' // trim(msg))
+    ! first_sample 2^64 - 2 (the bits of -2): two more samples end past 2^64 - 1.
+    call expect(gpk_pi_range(ctx, -2_c_int64_t, 2_c_int64_t, 1_c_int64_t, p), GPK_ERROR_INVALID_ARGUMENT, &
+                'pi range past 64-bit indices')
+    call check(index(gpk_last_error(ctx), 'first_sample') > 0, 'gpk_last_error names first_sample: ' // &
+               gpk_last_error(ctx))
 
     call expect(gpk_set_variant(ctx, GPK_OP_GEMM, 'no-such-variant'), GPK_ERROR_INVALID_ARGUMENT, 'bad variant')
     call check(index(gpk_last_error(ctx), 'no-such-variant') > 0, 'the message quotes the name')

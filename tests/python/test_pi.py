@@ -108,3 +108,90 @@ def test_bad_samples(ctx, samples):
 def test_bad_seed(ctx, seed):
     with pytest.raises(gpk.InvalidArgumentError, match="seed"):
         ctx.pi(100, seed=seed)
+
+
+# --------------------------------------------------------------- pi_range --
+
+
+def _split_hits(ctx, bounds, seed):
+    """Hits of the ranges [bounds[i], bounds[i + 1])."""
+    return sum(ctx.pi_range(a, b - a, seed=seed).hits for a, b in zip(bounds, bounds[1:]))
+
+
+@pytest.mark.parametrize(
+    "bounds",
+    [
+        [0, 1_000_003],
+        [0, 1, 2, 3, 1_000_003],  # one sample each, then the rest
+        [0, 0, 500_000, 500_000, 1_000_003],  # empty ranges
+        [0, 7, 333_334, 333_335, 999_999, 1_000_003],  # odd starts and ends
+    ],
+)
+def test_ranges_add_up_to_pi(ctx, bounds):
+    whole = ctx.pi(bounds[-1], seed=42)
+    assert _split_hits(ctx, bounds, 42) == whole.hits
+
+
+def test_ranges_like_ranks_under_mpi(ctx):
+    """The split an MPI code makes: size ranks, the first samples % size take one more."""
+    samples, seed = 1_234_567, 2026
+    whole = ctx.pi(samples, seed=seed)
+    for size in (1, 2, 3, 4, 7):
+        base, extra = divmod(samples, size)
+        bounds = [0]
+        for rank in range(size):
+            bounds.append(bounds[-1] + base + (1 if rank < extra else 0))
+        assert _split_hits(ctx, bounds, seed) == whole.hits
+
+
+def test_range_is_a_slice_of_the_prefix_sums(ctx):
+    hits = [ctx.pi(n, seed=5).hits for n in range(1, 40)]
+    prefix = [0] + hits
+    for first in range(0, 30, 3):
+        for count in range(0, 9):
+            assert ctx.pi_range(first, count, seed=5).hits == prefix[first + count] - prefix[first]
+
+
+def test_range_far_into_the_sequence(ctx):
+    """Ranges crossing 2^33 samples (pair counter 2^32) and near the end of 64-bit indices."""
+    for start in (2**33 - 5, 2**63 - 3, 2**64 - 1001):
+        whole = ctx.pi_range(start, 1000, seed=3).hits
+        parts = ctx.pi_range(start, 1, seed=3).hits + ctx.pi_range(start + 1, 998, seed=3).hits
+        parts += ctx.pi_range(start + 999, 1, seed=3).hits
+        assert parts == whole
+
+
+def test_range_fields(ctx):
+    r = ctx.pi_range(1_000, 100_001, seed=8)
+    assert isinstance(r, gpk.PiResult)
+    assert r.samples == 100_001 and 0 < r.hits < r.samples
+    p = r.hits / r.samples
+    assert r.estimate == 4 * p
+    assert r.std_error == pytest.approx(4 * math.sqrt(p * (1 - p) / r.samples), rel=1e-12)
+
+
+def test_empty_range(ctx):
+    r = ctx.pi_range(12_345, 0, seed=1)
+    assert (r.samples, r.hits) == (0, 0)
+    assert math.isnan(r.estimate) and math.isnan(r.std_error)
+
+
+def test_range_past_64_bit_indices_is_refused_by_the_library(ctx):
+    ctx.pi_range(2**64 - 2, 1, seed=0)  # the last sample a range may hold
+    with pytest.raises(gpk.InvalidArgumentError) as info:
+        ctx.pi_range(2**64 - 2, 2, seed=0)
+    assert info.value.function == "gpk_pi_range"
+    assert "count" in info.value.message and "first_sample" in info.value.message
+
+
+@pytest.mark.parametrize("name,args", [("first_sample", (-1, 10)), ("first_sample", (2**64, 10)),
+                                       ("count", (0, -1)), ("count", (0, 2**64)), ("count", (0, 2.5))])
+def test_bad_range(ctx, name, args):
+    with pytest.raises(gpk.InvalidArgumentError, match=name):
+        ctx.pi_range(*args)
+
+
+@pytest.mark.parametrize("seed", [-1, 2**64])
+def test_bad_range_seed(ctx, seed):
+    with pytest.raises(gpk.InvalidArgumentError, match="seed"):
+        ctx.pi_range(0, 100, seed=seed)

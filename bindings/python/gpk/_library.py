@@ -64,6 +64,7 @@ PROTOTYPES = {
     "gpk_reduce": (_status, [_ctx, _int, _int, _ptr, _i64, _ptr]),
     "gpk_transpose": (_status, [_ctx, _int, _int, _i64, _i64, _ptr, _i64, _ptr, _i64]),
     "gpk_pi": (_status, [_ctx, _u64, _u64, ctypes.POINTER(PiResultStruct)]),
+    "gpk_pi_range": (_status, [_ctx, _u64, _u64, _u64, ctypes.POINTER(PiResultStruct)]),
 }
 
 _SONAMES = {

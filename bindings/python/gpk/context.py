@@ -24,7 +24,7 @@ from .errors import InvalidHandleError, error_for
 
 
 class PiResult(NamedTuple):
-    """What Context.pi() reports (gpk_pi_result)."""
+    """What Context.pi() and Context.pi_range() report (gpk_pi_result)."""
 
     estimate: float
     std_error: float
@@ -401,6 +401,29 @@ class Context:
             raise invalid(f"seed ({seed}) must be in [0, 2^64)", where)
         result = _library.PiResultStruct()
         check(self._lib.gpk_pi(h, samples, seed, ctypes.byref(result)), h, "gpk_pi")
+        return PiResult(result.estimate, result.std_error, int(result.samples), int(result.hits))
+
+    def pi_range(self, first_sample, count, seed=0):
+        """The samples [first_sample, first_sample + count) of the sequence that
+        pi(samples, seed) draws: ranges that split [0, samples) have hits that
+        add up exactly to pi()'s, so processes (one per GPU, with mpi4py say)
+        can each count their own range and sum the hits. Returns a PiResult of
+        the range alone; count 0 gives hits 0 and NaN estimate and std_error."""
+        where = "Context.pi_range"
+        h = self._h()
+        first_sample = _integer(first_sample, "first_sample", where)
+        count = _integer(count, "count", where)
+        seed = _integer(seed, "seed", where)
+        # ctypes would wrap these silently; the library checks that the range ends
+        # within 64-bit indices.
+        if not 0 <= first_sample < 2**64:
+            raise invalid(f"first_sample ({first_sample}) must be in [0, 2^64)", where)
+        if not 0 <= count < 2**64:
+            raise invalid(f"count ({count}) must be in [0, 2^64)", where)
+        if not 0 <= seed < 2**64:
+            raise invalid(f"seed ({seed}) must be in [0, 2^64)", where)
+        result = _library.PiResultStruct()
+        check(self._lib.gpk_pi_range(h, first_sample, count, seed, ctypes.byref(result)), h, "gpk_pi_range")
         return PiResult(result.estimate, result.std_error, int(result.samples), int(result.hits))
 
     # ----------------------------------------------------------------- helpers --

@@ -94,6 +94,14 @@ gpk_status count_inside(gpk_context &ctx, const float *u, uint64_t samples, char
 }  // namespace
 
 gpk_status pi_curand(gpk_context &ctx, const PiArgs &args) {
+    // Past sample 2^63 the generator's offset would wrap to the start of the sequence:
+    // a different result, so none at all.
+    GPK_RETURN_ERROR_IF(args.first > kCurandPiSamples || args.count > kCurandPiSamples - args.first, &ctx,
+                        GPK_ERROR_NOT_SUPPORTED,
+                        "variant 'curand_thrust' reaches samples [0, 2^63) only (sample i is numbers 2i and 2i + 1 "
+                        "of cuRAND's sequence, a 64-bit offset); the range from first_sample %llu of count %llu ends "
+                        "past them: use another variant",
+                        static_cast<unsigned long long>(args.first), static_cast<unsigned long long>(args.count));
     const cudaStream_t s = stream(ctx);
     curandGenerator_t gen = nullptr;
     GPK_FORWARD_IF_ERROR(curand(ctx, &gen));

@@ -34,6 +34,7 @@ struct PairRange {
 };
 
 inline PairRange split_pairs(const PiArgs &a) {
+    if (a.count == 0) return PairRange{0, 0, 0};  // no edges either, whatever `first` is
     const uint64_t end = a.first + a.count;
     PairRange r{(a.first + 1) / 2, end / 2, 0};
     if (a.first % 2 != 0) r.edge_hits += pi_sample_inside(a.first, a.seed);

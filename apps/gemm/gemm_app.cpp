@@ -1,0 +1,216 @@
+#include "gemm_app.hpp"
+
+#include "../common/cli.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace gpk_gemm_app {
+namespace {
+
+void usage(std::FILE *to) {
+    std::fprintf(to,
+                 "usage: %s [M [N [K]] | MxNxK] [--dtype f32|f64] [--backend auto|cuda|host]\n"
+                 "                [--device N | --devices LIST] [--variant NAME] [--repeats R] [--seed S]\n"
+                 "                [--validate] [--json] [--mpi [--no-baseline]]\n"
+                 "  M N K      C (M x N) = A (M x K) * B (K x N), row-major, host arrays; one number\n"
+                 "             is a square problem (default 4096 on a GPU, 512 on the host backend)\n"
+                 "  --dtype    f32 (default) or f64\n"
+                 "  --backend  where to run (default auto: the GPU if there is one)\n"
+                 "  --device   CUDA device index (default: GPK_DEVICE if set, else 0); with --mpi,\n"
+                 "             every rank's\n"
+                 "  --devices  with --mpi: the GPUs of a node's ranks, e.g. 0,1,2,3; local rank r\n"
+                 "             takes entry r mod the list's length (default: GPK_DEVICE, same\n"
+                 "             syntax, if set; else local rank r takes GPU r)\n"
+                 "  --variant  a gemm variant by name (gpk-bench --op gemm lists them); default auto\n"
+                 "  --repeats  timed calls after one untimed warm-up call (default %d); the mean is\n"
+                 "             reported\n"
+                 "  --seed     key of the matrices' entries, small integers (default %llu)\n"
+                 "  --validate check C against exact integer dot products at up to 64 x 64 entries\n"
+                 "  --json     print one JSON object instead of the report\n"
+                 "  --mpi      run as one rank of an MPI job (mpirun -np P %s --mpi ...): rank 0\n"
+                 "             scatters row panels of A, broadcasts B, each rank multiplies its panel\n"
+                 "             with gpk_gemm on its own GPU, and rank 0 gathers C and checks it\n"
+                 "             against the whole product computed by rank 0 alone first, which also\n"
+                 "             gives the scaling efficiency (--no-baseline: skip that run)\n",
+                 kProg, kDefaultRepeats, static_cast<unsigned long long>(kDefaultSeed), kProg);
+}
+
+bool take_dims(Options *opt, const std::vector<uint64_t> &dims) {
+    uint64_t *slots[] = {&opt->m, &opt->n, &opt->k};
+    size_t filled = opt->m ? (opt->n ? (opt->k ? 3 : 2) : 1) : 0;
+    if (filled + dims.size() > 3) return false;
+    for (uint64_t d : dims) {
+        if (d == 0 || d > kMaxDim) return false;
+        *slots[filled++] = d;
+    }
+    return true;
+}
+
+template <class T>
+T *typed(void *p) {
+    return static_cast<T *>(p);
+}
+
+}  // namespace
+
+int parse(int argc, char **argv, Options *opt, bool speak) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        std::string value;
+        bool missing = false;
+        const auto bad = [&](const char *what) {
+            if (speak) std::fprintf(stderr, "%s: %s: '%s'\n", kProg, what, missing ? arg.c_str() : value.c_str());
+            return 2;
+        };
+        if (arg == "-h" || arg == "--help") {
+            if (speak) usage(stdout);
+            opt->help = true;
+            return 0;
+        } else if (arg == "--json") {
+            opt->json = true;
+        } else if (arg == "--validate") {
+            opt->validate = true;
+        } else if (arg == "--mpi") {
+            // The MPI twin's mode: the app hands over to the twin before parsing.
+        } else if (arg == "--no-baseline") {
+            opt->baseline = false;
+        } else if (gpk_app::take_option(argc, argv, &i, "--dtype", &value, &missing)) {
+            opt->dtype = missing ? -1 : gpk_app::parse_dtype(value);
+            if (opt->dtype != GPK_F32 && opt->dtype != GPK_F64) return bad("--dtype must be f32 or f64");
+        } else if (gpk_app::take_option(argc, argv, &i, "--backend", &value, &missing)) {
+            opt->backend = missing ? -1 : gpk_app::parse_backend(value);
+            if (opt->backend < 0) return bad("--backend must be auto, cuda or host");
+        } else if (gpk_app::take_option(argc, argv, &i, "--device", &value, &missing)) {
+            const auto device = gpk_app::parse_count(value);
+            if (missing || !device || *device > 1024) return bad("--device needs a device index");
+            opt->devices = {static_cast<int>(*device)};
+        } else if (gpk_app::take_option(argc, argv, &i, "--devices", &value, &missing)) {
+            const auto devices = missing ? std::nullopt : gpk_app::parse_devices(value);
+            if (!devices) return bad("--devices needs a list of device indices, e.g. 0,1,2,3");
+            opt->devices = *devices;
+        } else if (gpk_app::take_option(argc, argv, &i, "--variant", &value, &missing)) {
+            if (missing || value.empty()) return bad("--variant needs a name");
+            opt->variant = value;
+        } else if (gpk_app::take_option(argc, argv, &i, "--repeats", &value, &missing)) {
+            const auto repeats = gpk_app::parse_count(value);
+            if (missing || !repeats || *repeats < 1 || *repeats > 1000) return bad("--repeats needs a count, 1 to 1000");
+            opt->repeats = static_cast<int>(*repeats);
+        } else if (gpk_app::take_option(argc, argv, &i, "--seed", &value, &missing)) {
+            const auto seed = gpk_app::parse_count(value);
+            if (missing || !seed) return bad("--seed needs a non-negative integer");
+            opt->seed = *seed;
+        } else if (!arg.empty() && arg[0] != '-') {
+            value = arg;
+            const auto dims = gpk_app::parse_dims(value);
+            if (!dims || !take_dims(opt, *dims))
+                return bad("sizes are M [N [K]] or MxNxK, three at most, each from 1 to 2^31 - 1");
+        } else {
+            if (speak) {
+                std::fprintf(stderr, "%s: unexpected argument '%s'\n", kProg, arg.c_str());
+                usage(stderr);
+            }
+            return 2;
+        }
+    }
+    return 0;
+}
+
+void default_size(Options *opt, int backend) {
+    if (opt->m == 0) opt->m = backend == GPK_BACKEND_CUDA ? kDefaultSizeGpu : kDefaultSizeHost;
+    // One number is a square problem; two are M x N with K = N.
+    if (opt->n == 0) opt->n = opt->m;
+    if (opt->k == 0) opt->k = opt->n;
+}
+
+Matrix::Matrix(int dtype, uint64_t rows, uint64_t cols)
+    : dtype_(dtype), rows_(rows), cols_(cols), elem_(gpk_app::dtype_bytes(dtype)), bytes_(rows * cols * elem_) {}
+
+double Matrix::at(uint64_t i, uint64_t j) const {
+    const uint64_t e = i * cols_ + j;
+    if (dtype_ == GPK_F32) return reinterpret_cast<const float *>(bytes_.data())[e];
+    return reinterpret_cast<const double *>(bytes_.data())[e];
+}
+
+bool Matrix::same_bits(uint64_t i, uint64_t j, const Matrix &other) const {
+    const uint64_t e = (i * cols_ + j) * elem_;
+    return std::memcmp(bytes_.data() + e, other.bytes_.data() + e, elem_) == 0;
+}
+
+int entry(uint64_t seed, int stream, uint64_t index) {
+    // splitmix64 of (seed, stream, index): any entry on its own, in any order.
+    uint64_t z = seed * 0x9E3779B97F4A7C15ull + (static_cast<uint64_t>(stream) << 62) + index;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return static_cast<int>(z % 9) - 4;
+}
+
+void fill(Matrix *x, uint64_t seed, int stream) {
+    const uint64_t count = x->rows() * x->cols();
+    if (x->dtype() == GPK_F32) {
+        float *p = typed<float>(x->data());
+        for (uint64_t e = 0; e < count; ++e) p[e] = static_cast<float>(entry(seed, stream, e));
+    } else {
+        double *p = typed<double>(x->data());
+        for (uint64_t e = 0; e < count; ++e) p[e] = entry(seed, stream, e);
+    }
+}
+
+gpk_status multiply(gpk_context *ctx, int dtype, uint64_t m, uint64_t n, uint64_t k, const void *A, const void *B,
+                    void *C) {
+    const auto M = static_cast<int64_t>(m), N = static_cast<int64_t>(n), K = static_cast<int64_t>(k);
+    return gpk_gemm(ctx, dtype, GPK_ROW_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, M, N, K, 1.0, A, K, B, N, 0.0, C, N);
+}
+
+bool exact_sums(int dtype, uint64_t k) {
+    // |partial sum| <= 16 k must be an integer the dtype holds exactly.
+    return dtype == GPK_F64 ? k <= (uint64_t(1) << 49) : k <= (uint64_t(1) << 20);
+}
+
+Check validate(const Matrix &A, const Matrix &B, const Matrix &C, const std::vector<uint64_t> &rows,
+               const std::vector<uint64_t> &cols) {
+    Check check;
+    const uint64_t k = A.cols();
+    const bool exact = exact_sums(C.dtype(), k);
+    const double eps = C.dtype() == GPK_F32 ? 0x1p-24 : 0x1p-53;
+    std::vector<int64_t> column(k);
+    for (uint64_t j : cols) {
+        // B's column once, contiguous, rather than a stride of n elements per term.
+        for (uint64_t l = 0; l < k; ++l) column[l] = static_cast<int64_t>(B.at(l, j));
+        for (uint64_t i : rows) {
+            int64_t want = 0, magnitude = 0;
+            for (uint64_t l = 0; l < k; ++l) {
+                const auto a = static_cast<int64_t>(A.at(i, l)), b = column[l];
+                want += a * b;
+                magnitude += std::llabs(a * b);
+            }
+            const double error = std::fabs(C.at(i, j) - static_cast<double>(want));
+            const double allowed = exact ? 0.0 : 2.0 * static_cast<double>(k) * eps * static_cast<double>(magnitude);
+            ++check.checked;
+            if (!(error <= allowed)) ++check.wrong;
+            if (!(error <= check.max_error)) check.max_error = error, check.worst_row = i, check.worst_col = j;
+        }
+    }
+    return check;
+}
+
+std::vector<uint64_t> spread(uint64_t size, uint64_t count) {
+    std::vector<uint64_t> out;
+    if (size == 0) return out;
+    if (size <= count) {
+        for (uint64_t i = 0; i < size; ++i) out.push_back(i);
+        return out;
+    }
+    for (uint64_t i = 0; i < count; ++i) out.push_back(i * (size - 1) / (count - 1));
+    return out;
+}
+
+double gflops(uint64_t m, uint64_t n, uint64_t k, double seconds) {
+    return seconds > 0 ? 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / seconds * 1e-9
+                       : 0.0;
+}
+
+}  // namespace gpk_gemm_app

@@ -1,0 +1,358 @@
+// gpk-gemm-mpi (what "gpk-gemm --mpi" runs): C = A * B over the ranks of an MPI job,
+// one GPU each.
+//
+// Rank 0 makes A and B. A's rows are split in contiguous panels, one per rank in rank
+// order (the first m % P ranks one row longer), and scattered; B is broadcast whole.
+// Each rank multiplies its panel with gpk_gemm -- C's panel = A's panel * B -- and
+// rank 0 gathers C's panels. Unless --no-baseline, rank 0 first multiplies the whole
+// problem alone: the gathered C must equal that C bit for bit (the entries are small
+// integers, so every correct kernel gives the exact result; gemm_app.hpp), and its
+// time T1 gives the scaling efficiency T1 / (P * TP) of the compute phase.
+//
+// Timings: the compute phase runs `repeats` times after a warm-up call, each time
+// from a barrier to the slowest rank's end; scatter, broadcast and gather are timed
+// apart, so that the report shows both what the GPUs do and what moving the data
+// costs.
+#include "gpk/gpk.h"
+
+#include "gemm_app.hpp"
+
+#include "../common/cli.hpp"
+#include "../common/json.hpp"
+#include "../common/mpi.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace gpk_gemm_app;
+namespace mpi = gpk_app::mpi;
+
+// Every rank's part, on rank 0.
+struct Ranks {
+    std::vector<std::string> host, device, choice;
+    std::vector<uint64_t> backend, first_row, rows;
+    std::vector<double> seconds;
+};
+
+// The gathered C against the single-process C.
+struct Comparison {
+    uint64_t entries = 0, differing = 0;
+    double max_diff = 0;
+};
+
+struct Report {
+    int ranks, nodes, backend;
+    std::string variant;
+    Options opt;
+    double seconds;         // compute phase: mean over repeats of the slowest rank
+    double scatter_s, bcast_s, gather_s;
+    double single_seconds;  // rank 0 alone, mean over repeats
+    std::optional<Comparison> single;
+    std::optional<Check> check;
+    Ranks per_rank;
+};
+
+double efficiency(const Report &r) {
+    return r.single && r.seconds > 0 ? r.single_seconds / (r.ranks * r.seconds) : 0.0;
+}
+
+void print_text(const Report &r) {
+    const Options &o = r.opt;
+    std::printf("backend     %s (rank 0; every rank below), %d rank%s on %d node%s\n",
+                gpk_app::backend_name(r.backend), r.ranks, r.ranks == 1 ? "" : "s", r.nodes, r.nodes == 1 ? "" : "s");
+    std::printf("variant     %s\n", r.variant.c_str());
+    std::printf("problem     C (%llu x %llu) = A (%llu x %llu) * B (%llu x %llu), %s, row-major; row panels of A "
+                "and C over the ranks, B broadcast\n",
+                static_cast<unsigned long long>(o.m), static_cast<unsigned long long>(o.n),
+                static_cast<unsigned long long>(o.m), static_cast<unsigned long long>(o.k),
+                static_cast<unsigned long long>(o.k), static_cast<unsigned long long>(o.n),
+                gpk_app::dtype_name(o.dtype));
+    std::printf("compute     %.6f s per call (slowest rank, mean of %d after a warm-up call) = %.2f GFLOP/s, all "
+                "ranks\n",
+                r.seconds, o.repeats, gflops(o.m, o.n, o.k, r.seconds));
+    if (r.single) {
+        std::printf("one rank    %.6f s per call (rank 0 alone, the whole product) = %.2f GFLOP/s\n",
+                    r.single_seconds, gflops(o.m, o.n, o.k, r.single_seconds));
+        std::printf("scaling     efficiency %.3f = T1 / (P * TP) = %.6f / (%d * %.6f); speedup %.2fx\n", efficiency(r),
+                    r.single_seconds, r.ranks, r.seconds, r.seconds > 0 ? r.single_seconds / r.seconds : 0.0);
+    }
+    std::printf("transfers   scatter A %.6f s, broadcast B %.6f s, gather C %.6f s\n", r.scatter_s, r.bcast_s,
+                r.gather_s);
+    if (r.single) {
+        if (r.single->differing == 0)
+            std::printf("result      gathered C identical to rank 0's single-process C (%llu entries)\n",
+                        static_cast<unsigned long long>(r.single->entries));
+        else
+            std::printf("result      gathered C DIFFERS from rank 0's single-process C at %llu of %llu entries "
+                        "(max |diff| %.3g)\n",
+                        static_cast<unsigned long long>(r.single->differing),
+                        static_cast<unsigned long long>(r.single->entries), r.single->max_diff);
+    }
+    if (r.check)
+        std::printf("validation  %llu entries against exact dot products: %s (max error %.3g)\n",
+                    static_cast<unsigned long long>(r.check->checked),
+                    r.check->wrong == 0 ? "all correct" : (std::to_string(r.check->wrong) + " WRONG").c_str(),
+                    r.check->max_error);
+    const Ranks &p = r.per_rank;
+    std::printf("\n%4s  %-16s  %-40s  %10s  %10s  %10s  %10s\n", "rank", "node", "device", "first row", "rows",
+                "seconds", "GFLOP/s");
+    for (size_t i = 0; i < p.host.size(); ++i)
+        std::printf("%4zu  %-16s  %-40s  %10llu  %10llu  %10.6f  %10.2f\n", i, p.host[i].c_str(), p.device[i].c_str(),
+                    static_cast<unsigned long long>(p.first_row[i]), static_cast<unsigned long long>(p.rows[i]),
+                    p.seconds[i], gflops(p.rows[i], o.n, o.k, p.seconds[i]));
+}
+
+void print_json(const Report &r) {
+    const Options &o = r.opt;
+    gpk_app::JsonWriter json;
+    json.begin_object()
+        .field("mode", "mpi")
+        .field("ranks", r.ranks)
+        .field("nodes", r.nodes)
+        .field("backend", gpk_app::backend_name(r.backend))
+        .field("variant", r.variant)
+        .field("dtype", gpk_app::dtype_name(o.dtype))
+        .field("m", o.m)
+        .field("n", o.n)
+        .field("k", o.k)
+        .field("repeats", static_cast<int64_t>(o.repeats))
+        .field("elapsed_s", r.seconds)
+        .field("gflops", gflops(o.m, o.n, o.k, r.seconds))
+        .field("scatter_s", r.scatter_s)
+        .field("bcast_s", r.bcast_s)
+        .field("gather_s", r.gather_s);
+    if (r.single) {
+        json.begin_object("single")
+            .field("elapsed_s", r.single_seconds)
+            .field("gflops", gflops(o.m, o.n, o.k, r.single_seconds))
+            .field("entries", r.single->entries)
+            .field("differing", r.single->differing)
+            .field("max_diff", r.single->max_diff)
+            .field("identical", r.single->differing == 0)
+            .end_object();
+        json.field("scaling_efficiency", efficiency(r));
+    } else {
+        json.null_field("single").null_field("scaling_efficiency");
+    }
+    if (r.check)
+        json.begin_object("validation")
+            .field("checked", r.check->checked)
+            .field("wrong", r.check->wrong)
+            .field("max_error", r.check->max_error)
+            .field("exact", exact_sums(o.dtype, o.k))
+            .end_object();
+    else
+        json.null_field("validation");
+    json.begin_array("per_rank");
+    const Ranks &p = r.per_rank;
+    for (size_t i = 0; i < p.host.size(); ++i)
+        json.begin_object()
+            .field("rank", static_cast<int64_t>(i))
+            .field("node", p.host[i])
+            .field("backend", gpk_app::backend_name(static_cast<int>(p.backend[i])))
+            .field("device", p.device[i])
+            .field("device_choice", p.choice[i])
+            .field("first_row", p.first_row[i])
+            .field("rows", p.rows[i])
+            .field("elapsed_s", p.seconds[i])
+            .field("gflops", gflops(p.rows[i], o.n, o.k, p.seconds[i]))
+            .end_object();
+    json.end_array().field("libgpk", gpk_app::library_version()).end_object();
+    std::fputs(json.str().c_str(), stdout);
+}
+
+Comparison compare(const Matrix &got, const Matrix &want) {
+    Comparison c;
+    for (uint64_t i = 0; i < got.rows(); ++i)
+        for (uint64_t j = 0; j < got.cols(); ++j) {
+            ++c.entries;
+            if (got.same_bits(i, j, want)) continue;
+            ++c.differing;
+            const double d = std::fabs(got.at(i, j) - want.at(i, j));
+            if (!(d <= c.max_diff)) c.max_diff = d;
+        }
+    return c;
+}
+
+// A row of `len` elements of dtype as one MPI datatype, so that counts are in rows
+// and stay ints for matrices of more than 2^31 elements.
+MPI_Datatype row_type(int dtype, uint64_t len) {
+    MPI_Datatype row;
+    MPI_Type_contiguous(static_cast<int>(len), dtype == GPK_F32 ? MPI_FLOAT : MPI_DOUBLE, &row);
+    MPI_Type_commit(&row);
+    return row;
+}
+
+int run(Options opt, const mpi::Place &at) {
+    const bool root = at.rank == 0;
+    gpk_context *ctx = nullptr;
+    int device = 0;
+    std::string choice;
+    if (!mpi::all_ok(mpi::open_context(kProg, at, opt.backend, opt.devices, GPK_OP_GEMM, opt.variant, &ctx, &device,
+                                       &choice))) {
+        gpk_destroy(ctx);
+        return 1;
+    }
+    int backend = GPK_BACKEND_HOST;
+    gpk_get_backend(ctx, &backend);
+    // Rank 0's backend sets the default size, as in one process.
+    default_size(&opt, backend);
+    uint64_t dims[3] = {opt.m, opt.n, opt.k};
+    MPI_Bcast(dims, 3, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    opt.m = dims[0], opt.n = dims[1], opt.k = dims[2];
+
+    // Rank 0 holds A, B and C whole and works on their first rows in place; the
+    // others hold their panels of A and C, and B.
+    const mpi::Share mine = mpi::share(opt.m, at.size, at.rank);
+    Matrix A, B, C, single, panel_a, panel_c;
+    bool ok = true;
+    try {
+        B = Matrix(opt.dtype, opt.k, opt.n);
+        if (root) {
+            A = Matrix(opt.dtype, opt.m, opt.k);
+            C = Matrix(opt.dtype, opt.m, opt.n);
+            if (opt.baseline) single = Matrix(opt.dtype, opt.m, opt.n);
+        } else {
+            panel_a = Matrix(opt.dtype, mine.count, opt.k);
+            panel_c = Matrix(opt.dtype, mine.count, opt.n);
+        }
+    } catch (const std::bad_alloc &) {
+        std::fprintf(stderr, "%s: rank %d on %s: out of host memory for the matrices\n", kProg, at.rank,
+                     at.host.c_str());
+        ok = false;
+    }
+    if (!mpi::all_ok(ok)) {
+        gpk_destroy(ctx);
+        return 1;
+    }
+    if (root) {
+        fill(&A, opt.seed, 0);
+        fill(&B, opt.seed, 1);
+    }
+    const void *a = root ? A.data() : panel_a.data();
+    void *c = root ? C.data() : panel_c.data();
+
+    Report report{};
+    report.ranks = at.size;
+    report.nodes = at.nodes;
+    report.backend = backend;
+    report.variant = opt.variant.empty() ? "auto" : opt.variant;
+    report.opt = opt;
+
+    // The whole product on rank 0 alone: the reference result and T1.
+    if (opt.baseline) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (root) {
+            double total = 0;
+            for (int call = 0; call <= opt.repeats && ok; ++call) {
+                const double t0 = MPI_Wtime();
+                ok = mpi::succeeded(kProg, at,
+                                    multiply(ctx, opt.dtype, opt.m, opt.n, opt.k, A.data(), B.data(), single.data()),
+                                    "gpk_gemm (rank 0 alone)", ctx);
+                if (call > 0) total += MPI_Wtime() - t0;
+            }
+            report.single_seconds = total / opt.repeats;
+        }
+        mpi::wait_quietly();
+        if (!mpi::all_ok(ok)) {
+            gpk_destroy(ctx);
+            return 1;
+        }
+    }
+
+    // Scatter A's panels, broadcast B.
+    const std::vector<uint64_t> firsts = mpi::gather(mine.first), counts64 = mpi::gather(mine.count);
+    std::vector<int> counts(firsts.size()), displs(firsts.size());
+    for (size_t r = 0; r < firsts.size(); ++r)
+        counts[r] = static_cast<int>(counts64[r]), displs[r] = static_cast<int>(firsts[r]);
+    MPI_Datatype a_row = row_type(opt.dtype, opt.k), bc_row = row_type(opt.dtype, opt.n);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    if (root)
+        MPI_Scatterv(A.data(), counts.data(), displs.data(), a_row, MPI_IN_PLACE, 0, a_row, 0, MPI_COMM_WORLD);
+    else
+        MPI_Scatterv(nullptr, nullptr, nullptr, a_row, panel_a.data(), static_cast<int>(mine.count), a_row, 0,
+                     MPI_COMM_WORLD);
+    report.scatter_s = MPI_Wtime() - t0;
+    t0 = MPI_Wtime();
+    MPI_Bcast(B.data(), static_cast<int>(opt.k), bc_row, 0, MPI_COMM_WORLD);
+    report.bcast_s = MPI_Wtime() - t0;
+
+    // Each rank's panel: a warm-up call, then the timed ones, each from a barrier.
+    double mine_total = 0;
+    for (int call = 0; call <= opt.repeats; ++call) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double start = MPI_Wtime();
+        ok = mpi::succeeded(kProg, at, multiply(ctx, opt.dtype, mine.count, opt.n, opt.k, a, B.data(), c), "gpk_gemm",
+                            ctx);
+        double seconds = MPI_Wtime() - start, slowest = 0;
+        if (!mpi::all_ok(ok)) {
+            MPI_Type_free(&a_row);
+            MPI_Type_free(&bc_row);
+            gpk_destroy(ctx);
+            return 1;
+        }
+        MPI_Reduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        if (call > 0) mine_total += seconds, report.seconds += slowest;
+    }
+    report.seconds /= opt.repeats;
+    gpk_destroy(ctx);
+
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    if (root)
+        MPI_Gatherv(MPI_IN_PLACE, 0, bc_row, C.data(), counts.data(), displs.data(), bc_row, 0, MPI_COMM_WORLD);
+    else
+        MPI_Gatherv(panel_c.data(), static_cast<int>(mine.count), bc_row, nullptr, nullptr, nullptr, bc_row, 0,
+                    MPI_COMM_WORLD);
+    report.gather_s = MPI_Wtime() - t0;
+    MPI_Type_free(&a_row);
+    MPI_Type_free(&bc_row);
+
+    Ranks &p = report.per_rank;
+    p.host = mpi::gather(at.host);
+    p.device = mpi::gather(gpk_app::device_description(backend, device));
+    p.choice = mpi::gather(choice);
+    p.backend = mpi::gather(static_cast<uint64_t>(backend));
+    p.first_row = firsts;
+    p.rows = counts64;
+    p.seconds = mpi::gather(mine_total / opt.repeats);
+    if (!root) return 0;
+
+    if (opt.baseline) report.single = compare(C, single);
+    if (opt.validate) {
+        // Every rank's first and last rows, and rows spread over the whole matrix.
+        std::vector<uint64_t> rows = spread(opt.m, 64);
+        for (size_t r = 0; r < firsts.size(); ++r)
+            if (counts64[r] > 0) rows.push_back(firsts[r]), rows.push_back(firsts[r] + counts64[r] - 1);
+        std::sort(rows.begin(), rows.end());
+        rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+        report.check = validate(A, B, C, rows, spread(opt.n, 64));
+    }
+    if (opt.json)
+        print_json(report);
+    else
+        print_text(report);
+    // With exact sums any difference is an error; beyond them only validation decides.
+    const bool differs = report.single && report.single->differing > 0 && exact_sums(opt.dtype, opt.k);
+    return differs || (report.check && report.check->wrong > 0) ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    mpi::Session session(&argc, &argv);
+    const mpi::Place &at = session.place();
+    Options opt;
+    // Every rank reads the same arguments and comes to the same verdict; rank 0 says it.
+    if (const int rc = parse(argc, argv, &opt, at.rank == 0)) return rc;
+    if (opt.help) return 0;
+    return run(opt, at);
+}
