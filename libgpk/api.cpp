@@ -10,6 +10,7 @@
 #include "status.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <new>
 #include <string_view>
 
@@ -79,7 +80,13 @@ GPK_API void gpk_version(int *major, int *minor, int *patch) {
 }
 
 GPK_API const char *gpk_status_string(gpk_status status) {
-    switch (status) {
+    // A C caller may pass any int. In C++ a gpk_status outside the range of its
+    // enumerators (0..127) is undefined behaviour to read, so read the int it was
+    // passed as.
+    static_assert(sizeof(gpk_status) == sizeof(int), "gpk_status is passed as an int");
+    int value;
+    std::memcpy(&value, &status, sizeof value);
+    switch (value) {
         case GPK_SUCCESS: return "success";
         case GPK_ERROR_INVALID_ARGUMENT: return "invalid argument";
         case GPK_ERROR_INVALID_HANDLE: return "invalid context handle";
@@ -149,6 +156,7 @@ GPK_API gpk_status gpk_set_stream(gpk_context *ctx, void *cuda_stream) {
     GPK_FORWARD_IF_ERROR(check_handle(ctx));
     GPK_RETURN_ERROR_IF(ctx->backend == GPK_BACKEND_HOST && cuda_stream != nullptr, ctx, GPK_ERROR_NOT_SUPPORTED,
                         "cuda_stream must be NULL on the host backend");
+    if (ctx->backend == GPK_BACKEND_CUDA) return cuda::switch_stream(*ctx, cuda_stream);
     ctx->stream = cuda_stream;
     return GPK_SUCCESS;
 }

@@ -96,7 +96,8 @@ Data<T> make_data(const Config &g, const Shapes &s) {
         for (int64_t i = 0; i < g.m; ++i) {
             long double sum = 0, abs_sum = 0;
             if (alpha != 0) {
-                const long double *ar = &opa[i * g.k], *bc = &opbt[j * g.k];
+                // data() + offset, not &v[offset]: with k == 0 the vectors are empty.
+                const long double *ar = opa.data() + i * g.k, *bc = opbt.data() + j * g.k;
                 for (int64_t l = 0; l < g.k; ++l) {
                     const long double p = ar[l] * bc[l];
                     sum += p;

@@ -138,9 +138,13 @@ GPK_API gpk_status gpk_get_backend(const gpk_context *ctx, int *backend);
 /*! gpk_set_stream() :
  *  Makes the context issue its work on `cuda_stream` (a cudaStream_t; NULL is
  *  the default stream). Sticky. The stream stays owned by the caller and must
- *  outlive its use by the context.
+ *  outlive its use by the context. Work issued on the new stream waits for the
+ *  context's work still queued on the previous one (they share the context's
+ *  workspace); the host does not wait.
  *  @return : GPK_SUCCESS, GPK_ERROR_INVALID_HANDLE;
- *            GPK_ERROR_NOT_SUPPORTED for a non-NULL stream on the host backend. */
+ *            GPK_ERROR_NOT_SUPPORTED for a non-NULL stream on the host backend;
+ *            GPK_ERROR_CUDA (the stream is not usable; the context keeps the
+ *            previous one). */
 GPK_API gpk_status gpk_set_stream(gpk_context *ctx, void *cuda_stream);
 
 /*! gpk_synchronize() :

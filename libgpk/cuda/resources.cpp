@@ -14,6 +14,7 @@ struct Resources {
     size_t pinned_capacity = 0;
     cublasHandle_t cublas = nullptr;
     curandGenerator_t curand = nullptr;
+    cudaEvent_t handoff = nullptr;  // orders a new stream after the old one
 };
 
 namespace {
@@ -122,9 +123,27 @@ void destroy(gpk_context &ctx) {
     cudaFreeHost(r->pinned);
     if (r->cublas != nullptr) cublasDestroy(r->cublas);
     if (r->curand != nullptr) curandDestroyGenerator(r->curand);
+    if (r->handoff != nullptr) cudaEventDestroy(r->handoff);
     cudaGetLastError();  // nothing to report to: the context is going away
     delete r;
     ctx.cuda = nullptr;
+}
+
+gpk_status switch_stream(gpk_context &ctx, void *next) {
+    if (next == ctx.stream) return GPK_SUCCESS;
+    Resources &r = *ctx.cuda;
+    DeviceGuard guard(ctx);
+    if (r.handoff == nullptr) {
+        cudaEvent_t e = nullptr;
+        GPK_CUDA_TRY(ctx, cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+        r.handoff = e;
+    }
+    // An event rather than a synchronize: the order is kept on the GPU, and the
+    // caller's thread goes on issuing work.
+    GPK_CUDA_TRY(ctx, cudaEventRecord(r.handoff, stream(ctx)));
+    GPK_CUDA_TRY(ctx, cudaStreamWaitEvent(static_cast<cudaStream_t>(next), r.handoff, 0));
+    ctx.stream = next;
+    return GPK_SUCCESS;
 }
 
 // ---- buffers ----------------------------------------------------------------------

@@ -31,6 +31,10 @@ bool kernels_runnable(int device);  // cuda/probe.cu: is there an image for this
 // ---- context life -----------------------------------------------------------------
 gpk_status create(gpk_context &ctx);  // makes ctx.cuda; ctx.device already probed
 void destroy(gpk_context &ctx);       // waits, frees everything; never fails
+// Moves the context to `next` (a cudaStream_t; null: the default stream). Work
+// issued on `next` waits for the context's work still queued on the old stream,
+// which may use the same workspace buffers.
+gpk_status switch_stream(gpk_context &ctx, void *next);
 
 // Makes the context's device current for the scope and restores the caller's.
 class DeviceGuard {

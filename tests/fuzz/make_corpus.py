@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of fuzz_api.cpp into tests/fuzz/corpus/.
+
+Each seed is a short sequence of calls spelled in the target's input format (see
+Input in fuzz_api.cpp): a selector byte per call, then one byte or a few per
+argument, where a small byte picks an ordinary value. The seeds give the fuzzer a
+valid call of every function and one for each kind of rule, to mutate from.
+Run it again after changing the format; the files are committed.
+"""
+
+import pathlib
+import struct
+
+GEMM, REDUCE, TRANSPOSE, PI, VARIANTS, CONTEXT = range(6)
+LIVE, NULL_CTX = 0x00, 0x0F
+F32, F64, I32, I64 = range(4)           # choice() indices, in the order of the enum
+COL, ROW = 0, 1
+N, T = 0, 1
+SUM, MIN, MAX = range(3)
+NORMAL, NULL, ALIAS = 0, 5, 6            # mode bytes
+ZERO, ONE, MINUS_ONE, TWO, HALF = range(5)  # scalar() bytes of exact values
+NAN = 0xC0                               # an awkward scalar
+
+
+def size16(n):
+    """A size above 47: the two-byte form."""
+    return [0xC0, *struct.pack("<H", n)]
+
+
+def special(i):
+    """Edge values of Input::size(): 0 -> -1, 2 -> INT64_MIN, 3 -> INT64_MAX, 7 -> 2^32."""
+    return [0xE0 + i]
+
+
+def ld(pad=0):
+    """The least leading dimension plus pad (0..3)."""
+    return [pad]
+
+
+def ld_abs(v):
+    """An absolute leading dimension in -16..15, often too small."""
+    return [0xD0 + v]
+
+
+# Sizes and leading dimensions are byte sequences: (5,), size16(...), ld(...), ...
+def gemm(dtype=F32, layout=COL, ta=N, tb=N, m=(4,), n=(3,), k=(2,), lda=(0,), ldb=(0,), ldc=(0,),
+         alpha=ONE, beta=ZERO, modes=(NORMAL, NORMAL, NORMAL), ctx=LIVE, alias_b=0):
+    return [GEMM, ctx, dtype, layout, ta, tb, *m, *n, *k, *lda, *ldb, *ldc, alpha, beta, *modes, alias_b]
+
+
+def reduce(dtype=F32, op=SUM, n=(5,), modes=(NORMAL, NORMAL), nan_at=0xFF, ctx=LIVE):
+    return [REDUCE, ctx, dtype, op, *n, *modes, nan_at]
+
+
+def transpose(dtype=F32, layout=COL, rows=(5,), cols=(3,), lda=(0,), ldb=(0,), modes=(NORMAL, NORMAL), ctx=LIVE):
+    return [TRANSPOSE, ctx, dtype, layout, *rows, *cols, *lda, *ldb, *modes]
+
+
+def pi(samples=(7,), seed=b"\x2a", mode=NORMAL, ctx=LIVE):
+    return [PI, ctx, *samples, len(seed), *seed, mode]
+
+
+def set_variant(op, name, ctx=LIVE):
+    """name: an index into the target's list (0 'host', 1 'auto', 2 'cublas', 3 ''),
+    bytes for a name of its own, or None for NULL."""
+    if name is None:
+        spelled = [15]
+    elif isinstance(name, int):
+        spelled = [name]
+    else:
+        spelled = [8, len(name), *name]
+    return [VARIANTS, ctx, op, 0, *spelled]
+
+
+def variant_count(op, null=False):
+    return [VARIANTS, LIVE, op, 1, 7 if null else 0]
+
+
+def variant_name(op, index):
+    """index in -1..2."""
+    return [VARIANTS, LIVE, op, 2, index + 1]
+
+
+def create(backend=0, device=0, null_out=False):
+    """backend: 0 HOST, 1 -1, 2 3 (the target's list); device in -2..237."""
+    return [CONTEXT, LIVE, 4, backend, device + 2, 7 if null_out else 0]
+
+
+def info(version_mask, status, ctx=LIVE):
+    """gpk_version with the parts in the mask, gpk_status_string(status in -2..237)."""
+    return [CONTEXT, ctx, 5, version_mask, status + 2]
+
+
+SEEDS = {
+    "gemm-f32-col": gemm(),
+    "gemm-f64-row-tt-beta": gemm(F64, ROW, T, T, (5,), (7,), (3,), ld(2), ld(0), ld(1), TWO, MINUS_ONE),
+    "gemm-f32-row-nt-padded": gemm(F32, ROW, N, T, (9,), (4,), (6,), ld(3), ld(1), ld(2), HALF, ONE),
+    "gemm-k0-scales-c": gemm(F64, COL, N, N, (3,), (4,), (0,), beta=HALF),
+    "gemm-alpha0-beta0": gemm(F32, COL, T, N, (6,), (2,), (5,), alpha=ZERO, beta=ZERO),
+    "gemm-nan-alpha": gemm(F64, COL, N, N, (2,), (2,), (2,), alpha=NAN),
+    "gemm-c-over-a": gemm(modes=(NORMAL, NORMAL, ALIAS)),
+    "gemm-c-over-b": gemm(modes=(NORMAL, NORMAL, ALIAS), alias_b=1),
+    "gemm-null-b": gemm(modes=(NORMAL, NULL, NORMAL)),
+    "gemm-null-abc-empty": gemm(m=(0,), modes=(NULL, NULL, NULL)),
+    "gemm-lda-too-small": gemm(lda=ld_abs(2)),
+    "gemm-int-dtype": gemm(dtype=I32),
+    "gemm-bad-layout": gemm(layout=0xE9),
+    "gemm-negative-k": gemm(k=special(0)),
+    "gemm-huge-overflow": gemm(m=special(3), n=special(3), k=(1,)),
+    "gemm-null-ctx": gemm(ctx=NULL_CTX),
+    "reduce-f32-sum": reduce(),
+    "reduce-f64-sum-blocks": reduce(F64, SUM, size16(10000)),
+    "reduce-f32-min-nan": reduce(F32, MIN, (9,), nan_at=4),
+    "reduce-f64-max-nan": reduce(F64, MAX, size16(5000), nan_at=31),
+    "reduce-i32-sum-blocks": reduce(I32, SUM, size16(8193)),
+    "reduce-i64-min": reduce(I64, MIN, (17,)),
+    "reduce-i32-max": reduce(I32, MAX, (1,)),
+    "reduce-sum-empty": reduce(F32, SUM, (0,), modes=(NULL, NORMAL)),
+    "reduce-min-empty": reduce(F64, MIN, (0,)),
+    "reduce-null-result": reduce(modes=(NORMAL, NULL)),
+    "reduce-bad-op": reduce(op=0xEB),
+    "transpose-f32-col": transpose(),
+    "transpose-f64-row-padded": transpose(F64, ROW, (7,), (9,), ld(3), ld(2)),
+    "transpose-i32-tall": transpose(I32, COL, (40,), (1,)),
+    "transpose-i64-large": transpose(I64, ROW, size16(100), (33,), ld(1), ld(0)),
+    "transpose-in-place": transpose(modes=(NORMAL, ALIAS)),
+    "transpose-ldb-too-small": transpose(ldb=ld_abs(1)),
+    "transpose-empty-null": transpose(rows=(0,), modes=(NULL, NULL)),
+    "pi-small": pi(),
+    "pi-thousands": pi((100,), b"\x01\x02\x03\x04\x05\x06\x07\x08"),
+    "pi-zero-samples": pi((0xE0,)),
+    "pi-two-to-63": pi((0xE2,)),
+    "pi-above-two-to-63": pi((0xE3,)),
+    "pi-null-result": pi(mode=NULL),
+    "variants-set": set_variant(0, 0) + set_variant(1, 1) + set_variant(2, None) + set_variant(3, 2),
+    "variants-unknown-names": set_variant(0, 3) + set_variant(1, b"single_pass") + set_variant(0xEC, 0),
+    "variants-long-name": set_variant(2, b"x" * 99),
+    "variants-count-and-names": variant_count(0) + variant_count(3, null=True) + variant_count(0xEC)
+    + variant_name(0, 0) + variant_name(1, -1) + variant_name(2, 1) + variant_name(0xEC, 0),
+    "context-calls": [CONTEXT, LIVE, 0, 0, CONTEXT, LIVE, 0, 7, CONTEXT, LIVE, 1, 1, 0x10, 0, 0, 0, 0, 0, 0, 0,
+                      CONTEXT, LIVE, 1, 0, CONTEXT, LIVE, 2, 1, 1, 0, 0, 0, CONTEXT, LIVE, 2, 0,
+                      CONTEXT, LIVE, 3],
+    "context-create": create(device=3) + create(device=-2) + create(backend=1) + create(null_out=True),
+    "context-info": info(7, 0) + info(2, 42) + info(0, 50, ctx=NULL_CTX),
+    # Values no C++ gpk_status may hold (its enumerators span 0..127), which a C
+    # caller can pass: 195 was the fuzzer's first finding.
+    "status-strings-out-of-range": info(0, 195) + info(0, -1) + info(0, 128)
+    + [CONTEXT, LIVE, 5, 0, 0xFF, *struct.pack("<i", -2**31)] + [CONTEXT, LIVE, 5, 0, 0xFF, *struct.pack("<i", 2**31 - 1)],
+    "null-context-everywhere": reduce(ctx=NULL_CTX) + transpose(ctx=NULL_CTX) + pi(ctx=NULL_CTX)
+    + set_variant(0, 0, ctx=NULL_CTX) + [CONTEXT, NULL_CTX, 3, CONTEXT, NULL_CTX, 0, 0],
+    "mixed-sequence": gemm() + set_variant(0, 0) + reduce(F64, MAX, (30,)) + transpose(I32, ROW, (4,), (6,))
+    + pi() + gemm(F64, ROW, T, N, (3,), (3,), (3,)) + [CONTEXT, LIVE, 3],
+}
+
+
+def main():
+    out = pathlib.Path(__file__).resolve().parent / "corpus"
+    out.mkdir(exist_ok=True)
+    for old in out.iterdir():
+        old.unlink()
+    for name, data in SEEDS.items():
+        (out / name).write_bytes(bytes(data))
+    print(f"{len(SEEDS)} seeds in {out}")
+
+
+if __name__ == "__main__":
+    main()
