@@ -15,6 +15,7 @@ struct Resources {
     cublasHandle_t cublas = nullptr;
     curandGenerator_t curand = nullptr;
     cudaEvent_t handoff = nullptr;  // orders a new stream after the old one
+    unsigned int *zero_word = nullptr;  // see zero_word()
 };
 
 namespace {
@@ -124,6 +125,7 @@ void destroy(gpk_context &ctx) {
     if (r->cublas != nullptr) cublasDestroy(r->cublas);
     if (r->curand != nullptr) curandDestroyGenerator(r->curand);
     if (r->handoff != nullptr) cudaEventDestroy(r->handoff);
+    cudaFree(r->zero_word);
     cudaGetLastError();  // nothing to report to: the context is going away
     delete r;
     ctx.cuda = nullptr;
@@ -168,6 +170,23 @@ gpk_status buffer(gpk_context &ctx, Slot slot, size_t bytes, void **ptr) {
         r.capacity[i] = want;
     }
     *ptr = r.buffers[i];
+    return GPK_SUCCESS;
+}
+
+gpk_status zero_word(gpk_context &ctx, unsigned int **word) {
+    Resources &r = *ctx.cuda;
+    if (r.zero_word == nullptr) {
+        unsigned int *p = nullptr;
+        const cudaError_t e = cudaMalloc(&p, sizeof *p);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            return fail(&ctx, GPK_ERROR_OUT_OF_MEMORY, "cannot allocate a word of device memory on GPU %d: %s",
+                        ctx.device, cudaGetErrorString(e));
+        }
+        r.zero_word = p;
+        GPK_CUDA_TRY(ctx, cudaMemsetAsync(p, 0, sizeof *p, stream(ctx)));
+    }
+    *word = r.zero_word;
     return GPK_SUCCESS;
 }
 

@@ -55,6 +55,10 @@ inline cudaStream_t stream(const gpk_context &ctx) { return static_cast<cudaStre
 gpk_status buffer(gpk_context &ctx, Slot slot, size_t bytes, void **ptr);
 // A pinned host buffer of at least `bytes`, reused the same way.
 gpk_status pinned(gpk_context &ctx, size_t bytes, void **ptr);
+// A device word of the context that is zero between calls (zeroed once, when made):
+// a kernel that counts in it, such as a grid's count of finished blocks, must leave
+// it zero again. It saves a memset launch before each such kernel.
+gpk_status zero_word(gpk_context &ctx, unsigned int **word);
 
 // Vendor handles, created on first use and bound to the context's current stream.
 gpk_status cublas(gpk_context &ctx, cublasHandle_t *handle);

@@ -11,9 +11,10 @@
 // so which block happens to finish last changes nothing. No block waits for another,
 // so the grid need not be resident at once for the kernel to finish.
 //
-// The counter lives in the context's scratch, which every launcher of the context
-// shares, so nothing a kernel leaves there is sure to survive until the next call: a
-// 4-byte cudaMemsetAsync zeroes it before each launch, on the same stream.
+// The counter is a word of the context kept zero between calls (cuda::zero_word): the
+// last block, which alone still touches it, sets it back to 0, so no memset launch
+// precedes the kernel and a call is one launch. The context's calls run in stream
+// order, so no two grids count in it at once.
 #include "../ladders.hpp"
 #include "reduce_common.cuh"
 
@@ -22,7 +23,6 @@ namespace {
 
 constexpr int kBlock = 256;
 constexpr int kUnroll = 4;               // 16-byte loads in flight per thread
-constexpr size_t kPartialsOffset = 256;  // scratch: the counter, then the partials
 
 template <class In, class Acc, class Op>
 __global__ void __launch_bounds__(kBlock)
@@ -49,7 +49,10 @@ __global__ void __launch_bounds__(kBlock)
     Acc total = Op::template identity<Acc>();
     for (unsigned int b = threadIdx.x; b < gridDim.x; b += kBlock) total = Op()(total, __ldcg(partial + b));
     total = reduce::block_reduce_shuffle<kBlock, Acc, Op>(total);
-    if (threadIdx.x == 0) *result = total;
+    if (threadIdx.x == 0) {
+        *result = total;
+        *finished = 0;  // every block has drawn its ticket: ready for the next grid
+    }
 }
 
 template <class T, class Op>
@@ -64,12 +67,11 @@ struct SinglePassReduction {
         const int64_t grid = shape.partials(args.n);
 
         void *scratch = nullptr;
-        GPK_FORWARD_IF_ERROR(
-            buffer(ctx, Slot::Scratch, kPartialsOffset + static_cast<size_t>(grid) * sizeof(Acc), &scratch));
-        auto *finished = static_cast<unsigned int *>(scratch);
-        auto *partial = reinterpret_cast<Acc *>(static_cast<char *>(scratch) + kPartialsOffset);
+        GPK_FORWARD_IF_ERROR(buffer(ctx, Slot::Scratch, static_cast<size_t>(grid) * sizeof(Acc), &scratch));
+        unsigned int *finished = nullptr;
+        GPK_FORWARD_IF_ERROR(zero_word(ctx, &finished));
+        auto *partial = static_cast<Acc *>(scratch);
         const cudaStream_t s = stream(ctx);
-        GPK_CUDA_TRY(ctx, cudaMemsetAsync(finished, 0, sizeof(unsigned int), s));
         kernel<<<static_cast<unsigned int>(grid), kBlock, 0, s>>>(static_cast<const T *>(args.x), args.n, partial,
                                                                   finished, static_cast<Acc *>(args.result));
         GPK_LAUNCH_CHECK(ctx, "reduce_single_pass_kernel");
