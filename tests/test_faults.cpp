@@ -54,7 +54,7 @@ struct Data {
     std::vector<float> A = integers(kN * kN, 1), B = integers(kN * kN, 2), x = integers(size_t(1) << 22, 3);
     std::vector<float> C = std::vector<float>(kN * kN, std::numeric_limits<float>::quiet_NaN());
     std::vector<float> T = std::vector<float>(kN * kN, std::numeric_limits<float>::quiet_NaN());
-    double sum = 0;
+    float sum = 0;  // an F32 sum is written as F32
 };
 
 // The three calls on host arrays; the statuses they returned.
@@ -83,14 +83,14 @@ void check_results(Case &c, const Data &d) {
         }
     double want = 0;
     for (float v : d.x) want += v;  // integers: exact in any order
-    if (d.sum != want) c.fail("reduce: sum %.17g, expected %.17g", d.sum, want);
+    if (d.sum != want) c.fail("reduce: sum %.9g, expected %.17g", d.sum, want);
 }
 
 void out_of_memory(Suite &suite) {
     // A context of its own that has made no call yet: it owns no buffers and no vendor
     // handles, so every call on host arrays has to allocate.
     gpk_context *ctx = suite.open(GPK_BACKEND_CUDA);
-    DeviceArray dx(sizeof(float) * 1024), dr(sizeof(double));
+    DeviceArray dx(sizeof(float) * 1024), dr(sizeof(float));
     std::vector<float> ones(1024, 1.0f);
     {
         Case c(suite, "device arrays before the GPU is full");
@@ -124,13 +124,13 @@ void out_of_memory(Suite &suite) {
         // The reduce of device arrays above made its workspace: this one needs no
         // new memory and must work with the GPU full.
         Case c(suite, "out of device memory: a call that allocates nothing");
-        double sum = 0;
+        float sum = 0;  // an F32 sum is written as F32
         if (c.expect(gpk_reduce(ctx, GPK_F32, GPK_SUM, dx.get(), 1024, dr.get()), GPK_SUCCESS, "gpk_reduce") &&
             c.expect(gpk_synchronize(ctx), GPK_SUCCESS, "gpk_synchronize")) {
             if (cudaMemcpy(&sum, dr.get(), sizeof sum, cudaMemcpyDeviceToHost) != cudaSuccess)
                 c.fail("cudaMemcpy of the result failed");
-            else if (sum != 1024.0)
-                c.fail("sum %.17g, expected 1024", sum);
+            else if (sum != 1024.0f)
+                c.fail("sum %.9g, expected 1024", sum);
         }
     }
     hog.release();
