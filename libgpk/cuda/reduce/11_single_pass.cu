@@ -31,6 +31,12 @@ __global__ void __launch_bounds__(kBlock)
     __shared__ bool is_last;
     Acc acc = reduce::thread_reduce_vec16<kBlock, kUnroll, In, Acc, Op>(x, n);
     acc = reduce::block_reduce_shuffle<kBlock, Acc, Op>(acc);
+    // One block (n up to one tile): its sum is the result, with no partial, fence or
+    // ticket; the counter stays zero.
+    if (gridDim.x == 1) {
+        if (threadIdx.x == 0) *result = acc;
+        return;
+    }
     if (threadIdx.x == 0) {
         partial[blockIdx.x] = acc;
         // The partial is visible GPU-wide before the count that announces it.
