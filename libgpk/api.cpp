@@ -4,11 +4,13 @@
 
 #include "checks.hpp"
 #include "context.hpp"
+#include "cuda/pipeline.hpp"
 #include "cuda/resources.hpp"
 #include "dispatch.hpp"
 #include "registry.hpp"
 #include "status.hpp"
 
+#include <cinttypes>
 #include <cmath>
 #include <cstring>
 #include <new>
@@ -205,6 +207,34 @@ GPK_API gpk_status gpk_set_validation(gpk_context *ctx, int enabled) {
     return GPK_SUCCESS;
 }
 
+GPK_API gpk_status gpk_set_staging(gpk_context *ctx, int streams, size_t chunk_bytes, size_t device_bytes) {
+    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+    GPK_RETURN_ERROR_IF(streams < 1 || streams > StagingSettings::kMaxStreams, ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "streams (%d) must be in 1..%d", streams, StagingSettings::kMaxStreams);
+    ctx->staging.streams = streams;
+    ctx->staging.chunk_bytes = chunk_bytes;
+    ctx->staging.device_bytes = device_bytes;
+    return GPK_SUCCESS;
+}
+
+GPK_API gpk_status gpk_stage_trace(const gpk_context *ctx, gpk_stage_event *events, int64_t capacity,
+                                   int64_t *count) {
+    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+    auto *c = const_cast<gpk_context *>(ctx);  // only its error text changes
+    GPK_RETURN_ERROR_IF(count == nullptr, c, GPK_ERROR_INVALID_ARGUMENT, "count is NULL");
+    GPK_RETURN_ERROR_IF(capacity < 0, c, GPK_ERROR_INVALID_ARGUMENT, "capacity (%" PRId64 ") must be >= 0", capacity);
+    GPK_RETURN_ERROR_IF(events == nullptr && capacity > 0, c, GPK_ERROR_INVALID_ARGUMENT,
+                        "events is NULL but capacity (%" PRId64 ") is > 0", capacity);
+    if (ctx->backend != GPK_BACKEND_CUDA) {
+        *count = 0;
+        return GPK_SUCCESS;
+    }
+    return guarded(c, [&]() -> gpk_status {
+        cuda::DeviceGuard guard(*c);
+        return cuda::stage_trace(*c, events, capacity, count);
+    });
+}
+
 GPK_API gpk_status gpk_gemm(gpk_context *ctx, int dtype, int layout, int transa, int transb, int64_t m, int64_t n,
                             int64_t k, double alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
                             double beta, void *C, int64_t ldc) {
@@ -218,7 +248,7 @@ GPK_API gpk_status gpk_gemm(gpk_context *ctx, int dtype, int layout, int transa,
             // Row-major C is column-major C^T = op(B)^T op(A)^T: swap the operands.
             args = GemmArgs{dtype, transb == GPK_TRANS, transa == GPK_TRANS, n, m, k, alpha, B, ldb, A, lda, beta, C, ldc};
         }
-        return run_gemm(*ctx, args);
+        return run_gemm(*ctx, args, layout);
     });
 }
 

@@ -4,6 +4,7 @@
 
 #include "gpk/gpk.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -12,6 +13,17 @@ struct Resources;
 }
 
 constexpr int GPK_OP_COUNT = 4;
+
+namespace gpk {
+// gpk_set_staging's settings: how host arrays flow through the GPU (cuda/pipeline.cpp).
+struct StagingSettings {
+    static constexpr int kMaxStreams = 16;
+    static constexpr int kDefaultStreams = 4;
+    int streams = kDefaultStreams;  // 1 .. kMaxStreams
+    size_t chunk_bytes = 0;         // 0: the library's choice
+    size_t device_bytes = 0;        // 0: no cap but the GPU's free memory
+};
+}  // namespace gpk
 
 struct gpk_context {
     static constexpr uint32_t kMagic = 0x67706b63u;  // "gpkc"; cleared by gpk_destroy
@@ -22,6 +34,7 @@ struct gpk_context {
     void *stream = nullptr;  // cudaStream_t; null is the default stream
     bool validation = false;
     int variant[GPK_OP_COUNT] = {-1, -1, -1, -1};  // -1: "auto", else a ladder index
+    gpk::StagingSettings staging;
     std::string last_error;
     gpk::cuda::Resources *cuda = nullptr;  // owned; null on the host backend
 };

@@ -3,6 +3,7 @@
 #include "checks.hpp"
 #include "context.hpp"
 #include "cuda/ladders.hpp"
+#include "cuda/pipeline.hpp"
 #include "cuda/resources.hpp"
 #include "registry.hpp"
 #include "status.hpp"
@@ -137,7 +138,10 @@ gpk_status compare_gemm(gpk_context &ctx, const GemmArgs &a, const void *ref, co
     return GPK_SUCCESS;
 }
 
-gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index) {
+// Host arrays go through the staging pipeline (cuda/pipeline.cpp), except in
+// validation mode, which stages every array whole, computes, recomputes with the
+// checker and compares: the path below.
+gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row_major) {
     const Ladder<GemmArgs> &ladder = gemm_ladder(GPK_BACKEND_CUDA);
     const size_t es = dtype_size(user.dtype);
     GemmArgs a = user;
@@ -154,6 +158,12 @@ gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index) {
         GPK_FORWARD_IF_ERROR(locate(ctx, a.B, "B", &dev_b));
     }
     GPK_FORWARD_IF_ERROR(locate(ctx, a.C, "C", &dev_c));
+    if (!(dev_a && dev_b && dev_c) && !ctx.validation) {
+        // The caller's B stays resident: after the row-major swap that is the normalized A.
+        const Launcher<GemmArgs> run = scale_only ? cuda::gemm_naive : ladder.rungs[index].run;
+        return cuda::staged_gemm(ctx, a, run, row_major, dev_a, dev_b, dev_c);
+    }
+    if (!(dev_a && dev_b && dev_c)) cuda::forget_trace(ctx);
 
     const size_t bytes_a = sa.inner * sa.outer * es, bytes_b = sb.inner * sb.outer * es, bytes_c = a.m * a.n * es;
     Arena arena{};
@@ -268,6 +278,8 @@ gpk_status reduce_cuda(gpk_context &ctx, const ReduceArgs &user, int index) {
     bool dev_x = true, dev_r = true;
     if (a.n > 0) GPK_FORWARD_IF_ERROR(locate(ctx, a.x, "x", &dev_x));
     GPK_FORWARD_IF_ERROR(locate(ctx, a.result, "result", &dev_r));
+    if (!dev_x && !ctx.validation) return cuda::staged_reduce(ctx, a, ladder.rungs[index].run, dev_r);
+    if (!dev_x) cuda::forget_trace(ctx);
 
     Arena arena{};
     GPK_FORWARD_IF_ERROR(stage_buffer(ctx, (dev_x ? 0 : aligned(a.n * es)) + (dev_r ? 0 : aligned(rs)), &arena));
@@ -317,6 +329,8 @@ gpk_status transpose_cuda(gpk_context &ctx, const TransposeArgs &user, int index
     bool dev_a = true, dev_b = true;
     GPK_FORWARD_IF_ERROR(locate(ctx, a.A, "A", &dev_a));
     GPK_FORWARD_IF_ERROR(locate(ctx, a.B, "B", &dev_b));
+    if (!(dev_a && dev_b) && !ctx.validation) return cuda::staged_transpose(ctx, a, ladder.rungs[index].run, dev_a, dev_b);
+    if (!(dev_a && dev_b)) cuda::forget_trace(ctx);
 
     Arena arena{};
     GPK_FORWARD_IF_ERROR(stage_buffer(ctx, (dev_a ? 0 : aligned(bytes)) + (dev_b ? 0 : aligned(bytes)), &arena));
@@ -395,13 +409,13 @@ gpk_status check_variant_dtype(gpk_context &ctx, int op, int dtype) {
     return GPK_SUCCESS;
 }
 
-gpk_status run_gemm(gpk_context &ctx, const GemmArgs &args) {
+gpk_status run_gemm(gpk_context &ctx, const GemmArgs &args, int layout) {
     const Ladder<GemmArgs> &ladder = gemm_ladder(ctx.backend);
     int index = 0;
     GPK_FORWARD_IF_ERROR(select(ctx, GPK_OP_GEMM, ladder, args, args.dtype, &index));
     if (ctx.backend == GPK_BACKEND_CUDA) {
         cuda::DeviceGuard guard(ctx);
-        return gemm_cuda(ctx, args, index);
+        return gemm_cuda(ctx, args, index, layout == GPK_ROW_MAJOR);
     }
     bool dev = false;
     if (args.k > 0) {

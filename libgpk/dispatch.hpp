@@ -1,6 +1,7 @@
 // Runs a checked, column-major-normalized call on the context's backend: picks the
-// variant, stages host arrays through the device for the CUDA backend, and in
-// validation mode compares the result with a second, independent computation.
+// variant, sends host arrays through the staging pipeline (cuda/pipeline.hpp) for the
+// CUDA backend, and in validation mode stages them whole and compares the result with
+// a second, independent computation.
 #pragma once
 
 #include "ops.hpp"
@@ -11,7 +12,9 @@ namespace gpk {
 // before the quick return for empty sizes, so that a variant answers the same for
 // every size of one dtype.
 gpk_status check_variant_dtype(gpk_context &ctx, int op, int dtype);
-gpk_status run_gemm(gpk_context &ctx, const GemmArgs &args);
+// `layout` is the caller's (args are already normalized to column-major): it says
+// which operand is the caller's B, which the staging pipeline keeps resident.
+gpk_status run_gemm(gpk_context &ctx, const GemmArgs &args, int layout);
 gpk_status run_reduce(gpk_context &ctx, const ReduceArgs &args);
 gpk_status run_transpose(gpk_context &ctx, const TransposeArgs &args);
 gpk_status run_pi(gpk_context &ctx, const PiArgs &args);

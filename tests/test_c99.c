@@ -25,6 +25,8 @@ int main(int argc, char **argv) {
     int64_t t[4] = {0, 0, 0, 0};
     const int64_t s[4] = {1, 2, 3, 4};
     gpk_pi_result pi;
+    gpk_stage_event events[64];
+    int64_t count = -1;
 
     if (argc > 1 && strcmp(argv[1], "cuda") == 0) backend = GPK_BACKEND_CUDA;
     gpk_version(&major, &minor, &patch);
@@ -48,6 +50,20 @@ int main(int argc, char **argv) {
               t[2] == 2 && t[3] == 4, "gpk_transpose");
     check(gpk_pi(ctx, 1000, 1, &pi) == GPK_SUCCESS && pi.samples == 1000 && pi.hits <= 1000, "gpk_pi");
     check(gpk_pi_range(ctx, 500, 500, 1, &pi) == GPK_SUCCESS && pi.samples == 500 && pi.hits <= 500, "gpk_pi_range");
+    /* The staging pipeline: the host backend keeps the settings and has no trace;
+     * on the GPU the gemm on host arrays above left one. */
+    check(gpk_stage_trace(ctx, NULL, 0, &count) == GPK_SUCCESS, "gpk_stage_trace count");
+    check(backend == GPK_BACKEND_CUDA ? count > 0 : count == 0, "gpk_stage_trace count value");
+    check(gpk_set_staging(ctx, 2, (size_t)1 << 20, 0) == GPK_SUCCESS, "gpk_set_staging");
+    check(gpk_set_staging(ctx, 0, 0, 0) == GPK_ERROR_INVALID_ARGUMENT, "gpk_set_staging streams 0");
+    check(gpk_gemm(ctx, GPK_F32, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, 2, 2, 2, 1.0, a, 2, b, 2, 0.0, c, 2) ==
+              GPK_SUCCESS && c[3] == 8.0f, "gpk_gemm after gpk_set_staging");
+    count = -1;
+    check(gpk_stage_trace(ctx, events, 64, &count) == GPK_SUCCESS, "gpk_stage_trace");
+    check(backend == GPK_BACKEND_CUDA ? count > 0 && events[0].kind >= GPK_STAGE_COPY_IN &&
+                                            events[0].kind <= GPK_STAGE_COPY_OUT && events[0].end_ms >= 0.0
+                                      : count == 0,
+          "gpk_stage_trace events");
     check(gpk_reduce(ctx, GPK_F64, GPK_MIN, x, 0, &sum) == GPK_ERROR_INVALID_ARGUMENT, "MIN of nothing");
     check(gpk_last_error(ctx)[0] != '\0', "gpk_last_error");
     check(gpk_destroy(ctx) == GPK_SUCCESS, "gpk_destroy");

@@ -2,6 +2,8 @@
 // parameter (on the context and on the thread), and outputs left as they were.
 #include "harness.hpp"
 
+#include <climits>
+#include <cstdint>
 #include <functional>
 
 namespace {
@@ -521,6 +523,35 @@ void stream_rules(Checker &check, gpk_context *ctx, const std::string &tag, bool
                  {"validation", "enabled"}, {}, [&] { return gpk_set_validation(ctx, 1); });
 }
 
+// gpk_set_staging and gpk_stage_trace: the same rules on both backends.
+void staging_rules(Checker &check, gpk_context *ctx, const std::string &tag) {
+    for (int streams : {0, -1, 17, 1000, INT_MIN, INT_MAX})
+        check.expect(tag + format(" gpk_set_staging streams=%d", streams), ctx, GPK_ERROR_INVALID_ARGUMENT,
+                     {"streams"}, {}, [&] { return gpk_set_staging(ctx, streams, 0, 0); });
+    check.expect(tag + " gpk_set_staging(NULL)", nullptr, GPK_ERROR_INVALID_HANDLE, {"ctx"}, {},
+                 [&] { return gpk_set_staging(nullptr, 4, 0, 0); });
+    for (int streams : {1, 16})
+        check.expect_ok(tag + format(" gpk_set_staging streams=%d", streams), ctx,
+                        [&] { return gpk_set_staging(ctx, streams, SIZE_MAX, SIZE_MAX); });
+    check.expect_ok(tag + " gpk_set_staging defaults", ctx, [&] { return gpk_set_staging(ctx, 4, 0, 0); });
+
+    gpk_stage_event events[2];
+    std::memset(events, 0xA5, sizeof events);
+    int64_t count = -7;
+    const std::vector<Region> outputs = {{events, sizeof events}, {&count, sizeof count}};
+    check.expect(tag + " gpk_stage_trace count=NULL", ctx, GPK_ERROR_INVALID_ARGUMENT, {"count"},
+                 {{events, sizeof events}}, [&] { return gpk_stage_trace(ctx, events, 2, nullptr); });
+    for (int64_t capacity : {int64_t{-1}, INT64_MIN})
+        check.expect(tag + format(" gpk_stage_trace capacity=%" PRId64, capacity), ctx, GPK_ERROR_INVALID_ARGUMENT,
+                     {"capacity"}, outputs, [&] { return gpk_stage_trace(ctx, events, capacity, &count); });
+    check.expect(tag + " gpk_stage_trace events=NULL capacity=1", ctx, GPK_ERROR_INVALID_ARGUMENT, {"events"},
+                 outputs, [&] { return gpk_stage_trace(ctx, nullptr, 1, &count); });
+    check.expect(tag + " gpk_stage_trace(NULL)", nullptr, GPK_ERROR_INVALID_HANDLE, {"ctx"}, outputs,
+                 [&] { return gpk_stage_trace(nullptr, events, 2, &count); });
+    check.expect_ok(tag + " gpk_stage_trace(events NULL, capacity 0)", ctx,
+                    [&] { return gpk_stage_trace(ctx, nullptr, 0, &count); });
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -547,6 +578,7 @@ int main(int argc, char **argv) {
     transpose_rules(check, ctx, tag, device_buffer);
     pi_rules(check, ctx, tag);
     stream_rules(check, ctx, tag, host);
+    staging_rules(check, ctx, tag);
 
     // Every variant must apply the same rules: repeat a few with each selected.
     for (int op : {GPK_OP_GEMM, GPK_OP_REDUCE, GPK_OP_TRANSPOSE}) {

@@ -16,8 +16,12 @@
 !>    the library's message, or the shape rule the arrays broke (checked before
 !>    any C call, since the C API cannot see Fortran shapes).
 !>
+!> gpk_set_staging binds as is (size_t arguments are integer(c_size_t)); the generic
+!> gpk_stage_trace has the C-shaped specific gpk_stage_trace_c (events as a c_ptr,
+!> c_null_ptr to ask for the count) and an array form that fills events(:).
+!>
 !> The C API's uint64_t arguments (gpk_pi's samples and seed, gpk_pi_range's
-!> first_sample and count, and the fields of gpk_pi_result) are
+!> first_sample and count, and the fields of gpk_pi_result and gpk_stage_event) are
 !> integer(c_int64_t) here: the same bits, read as signed.
 module gpk
   use, intrinsic :: iso_c_binding
@@ -66,6 +70,10 @@ module gpk
   integer(c_int), parameter :: GPK_OP_TRANSPOSE = 2
   integer(c_int), parameter :: GPK_OP_PI = 3
 
+  integer(c_int), parameter :: GPK_STAGE_COPY_IN = 0
+  integer(c_int), parameter :: GPK_STAGE_COMPUTE = 1
+  integer(c_int), parameter :: GPK_STAGE_COPY_OUT = 2
+
   !> What gpk_pi reports: estimate = 4 * hits / samples,
   !> std_error = 4 * sqrt(p * (1 - p) / samples) with p = hits / samples.
   type, bind(c) :: gpk_pi_result
@@ -74,6 +82,19 @@ module gpk
     integer(c_int64_t) :: samples
     integer(c_int64_t) :: hits
   end type gpk_pi_result
+
+  !> One step of the last call through the staging pipeline (gpk_stage_trace): a
+  !> copy in, a kernel or a copy out (kind GPK_STAGE_*) of chunk `chunk` on pipeline
+  !> stream `stream`, `bytes` moved (0 for a kernel), GPU times in milliseconds from
+  !> the call's start.
+  type, bind(c) :: gpk_stage_event
+    integer(c_int32_t) :: kind
+    integer(c_int32_t) :: stream
+    integer(c_int64_t) :: chunk
+    integer(c_int64_t) :: bytes
+    real(c_double) :: start_ms
+    real(c_double) :: end_ms
+  end type gpk_stage_event
 
   ! --------------------------------------------------------- the C functions --
 
@@ -156,6 +177,17 @@ module gpk
       integer(c_int) :: status
     end function gpk_set_validation
 
+    !> Streams (1 to 16), chunk size and device memory cap of the staging pipeline
+    !> (0: the library's choice, no cap); see include/gpk/gpk.h.
+    function gpk_set_staging(ctx, streams, chunk_bytes, device_bytes) bind(c, name='gpk_set_staging') &
+        result(status)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: streams
+      integer(c_size_t), value :: chunk_bytes, device_bytes
+      integer(c_int) :: status
+    end function gpk_set_staging
+
     function strlen(s) bind(c, name='strlen') result(n)
       import :: c_ptr, c_size_t
       type(c_ptr), value :: s
@@ -211,6 +243,17 @@ module gpk
     end function gpk_transpose_c
     module procedure gpk_transpose_f32, gpk_transpose_f64, gpk_transpose_i32, gpk_transpose_i64
   end interface gpk_transpose
+
+  interface gpk_stage_trace
+    function gpk_stage_trace_c(ctx, events, capacity, count) bind(c, name='gpk_stage_trace') result(status)
+      import :: c_int, c_int64_t, c_ptr
+      type(c_ptr), value :: ctx, events
+      integer(c_int64_t), value :: capacity
+      integer(c_int64_t), intent(out) :: count
+      integer(c_int) :: status
+    end function gpk_stage_trace_c
+    module procedure gpk_stage_trace_array
+  end interface gpk_stage_trace
 
   interface gpk_pi
     function gpk_pi_c(ctx, samples, seed, res) bind(c, name='gpk_pi') result(status)
@@ -582,6 +625,24 @@ contains
                              A, max(1_c_int64_t, shape_a(1)), B, max(1_c_int64_t, shape_b(1)))
     call report(ctx, status, errmsg)
   end function transpose_any
+
+  ! ------------------------------------------------------------------ trace ---
+
+  !> The first size(events) events of the last call through the staging pipeline;
+  !> count receives how many there are (0 on the host backend).
+  function gpk_stage_trace_array(ctx, events, count, errmsg) result(status)
+    type(c_ptr), intent(in) :: ctx
+    type(gpk_stage_event), intent(inout), target, contiguous :: events(:)
+    integer(c_int64_t), intent(out) :: count
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    if (size(events) > 0) then
+      status = gpk_stage_trace_c(ctx, c_loc(events), int(size(events), c_int64_t), count)
+    else
+      status = gpk_stage_trace_c(ctx, c_null_ptr, 0_c_int64_t, count)
+    end if
+    call report(ctx, status, errmsg)
+  end function gpk_stage_trace_array
 
   ! --------------------------------------------------------------------- pi ---
 

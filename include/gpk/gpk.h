@@ -11,6 +11,7 @@
 #ifndef GPK_GPK_H
 #define GPK_GPK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -196,6 +197,100 @@ GPK_API gpk_status gpk_set_variant(gpk_context *ctx, int op, const char *name);
  *            (there is no vendor library to compare with). */
 GPK_API gpk_status gpk_set_validation(gpk_context *ctx, int enabled);
 
+/*======   Host arrays: the staging pipeline   ======*/
+/*
+ * On the CUDA backend, gpk_gemm, gpk_transpose and gpk_reduce move host arrays
+ * through the GPU in chunks, on the context's pipeline of S streams: chunk c goes
+ * to stream c mod S as its copies to the GPU, the kernel of the chosen variant
+ * and its copy back, so that the copies and kernels of different chunks overlap.
+ * The chunks are
+ *  - gemm: panels of rows of C and of op(A) (rows of C in the caller's layout),
+ *    while B is copied to the GPU once and stays there (resident). When B does
+ *    not fit beside one chunk per stream in the device memory the pipeline may
+ *    use, it is cut into blocks of columns of C (each at most half of that
+ *    memory) and the panels of A are copied once per block: matrices larger than
+ *    the GPU's memory run this way (out of core);
+ *  - transpose: panels along the longer side of A (rows of A to columns of B,
+ *    or columns of A to rows of B);
+ *  - reduce: pieces of x, each reduced on the GPU to a partial; the partials are
+ *    reduced in the order of the pieces at the end.
+ * Arrays in device memory are used in place; only host arrays are copied. Host
+ * arrays in pinned memory (cudaHostAlloc, cudaHostRegister) are copied by DMA at
+ * the link's speed, straight from and to the caller's array; pageable ones pass
+ * through the context's pinned buffers (two per stream), which the host fills
+ * and empties while the GPU works on other chunks. The buffers, device and
+ * pinned, are the context's: reused from call to call, grown when a call needs
+ * more, freed by gpk_destroy.
+ * Defaults: 4 streams; chunks of about 32 MiB of host data, and at least two
+ * per stream when the arrays are large enough; device memory up to what the GPU
+ * has free, less a margin for others (1/16 of it, 64 MiB to 256 MiB).
+ * A floating-point SUM of a host x is grouped by piece, so its last bits may
+ * change with the settings below (and without a device_bytes cap, with pieces
+ * made smaller when the GPU lacks the memory for them); for given settings the
+ * result is the same from run to run. MIN, MAX and integer results are exact.
+ * In validation mode (gpk_set_validation) host arrays are staged whole, without
+ * the pipeline, and such calls leave no trace (gpk_stage_trace).
+ * Every buffer a call needs is allocated before its first copy, so argument
+ * errors and GPK_ERROR_OUT_OF_MEMORY leave the outputs as they were; a CUDA
+ * failure in the middle of a call (GPK_ERROR_CUDA) may leave some chunks of the
+ * output written. After any failure the context is ready for the next call.
+ */
+
+/*! gpk_set_staging() :
+ *  Shapes the staging pipeline for the context's later calls on host arrays.
+ *  `streams` : 1 to 16 (default 4). With 1 nothing overlaps: each chunk is
+ *              copied in, computed and copied back before the next one starts.
+ *  `chunk_bytes` : about how much host data one chunk moves, any size (0: the
+ *              library's choice, see above). A small size makes many chunks.
+ *  `device_bytes` : the most device memory the pipeline may hold during a call
+ *              -- the chunks' buffers of every stream and gemm's resident block
+ *              (0: no cap but the GPU's free memory). A cap below the size of the
+ *              operands makes gemm run out of core; a cap below what the smallest
+ *              chunk on each stream needs makes those calls fail with
+ *              GPK_ERROR_OUT_OF_MEMORY, naming device_bytes. Not counted: the
+ *              cuBLAS variants' handles (one per stream) and a word per stream.
+ *  Sticky. The host backend checks and keeps the settings, and has no use for
+ *  them.
+ *  @return : GPK_SUCCESS, GPK_ERROR_INVALID_HANDLE;
+ *            GPK_ERROR_INVALID_ARGUMENT (streams out of range). */
+GPK_API gpk_status gpk_set_staging(gpk_context *ctx, int streams, size_t chunk_bytes,
+                                   size_t device_bytes);
+
+/*! gpk_stage_event :
+ *  One step of the context's last call through the staging pipeline: a copy to
+ *  the GPU (kind GPK_STAGE_COPY_IN), a kernel (GPK_STAGE_COMPUTE) or a copy back
+ *  (GPK_STAGE_COPY_OUT) of chunk `chunk` (0, 1, ... in the order the chunks were
+ *  issued), on pipeline stream `stream` (0 .. streams - 1: chunk mod the number
+ *  of streams the call used), timed on the GPU in milliseconds from the start of
+ *  the call (CUDA events: about half a microsecond of resolution). `bytes` is
+ *  what a copy moved, 0 for a kernel; the copies' bytes add up to the host data
+ *  the call moved. gemm's copies of its resident B (on stream 0) belong to the
+ *  first chunk that uses them. */
+enum { GPK_STAGE_COPY_IN = 0, GPK_STAGE_COMPUTE = 1, GPK_STAGE_COPY_OUT = 2 };
+typedef struct gpk_stage_event {
+    int32_t kind;
+    int32_t stream;
+    int64_t chunk;
+    uint64_t bytes; /* moved by a copy; 0 for a kernel */
+    double start_ms;
+    double end_ms;
+} gpk_stage_event;
+
+/*! gpk_stage_trace() :
+ *  Copies the first min(capacity, count) events of the context's last call that
+ *  went through the staging pipeline into `events` (host memory; NULL with
+ *  capacity 0 asks for the count alone) and writes their number to *count: 0
+ *  when no call has, when the last one failed or staged without the pipeline
+ *  (validation mode), and always on the host backend. Calls on device arrays
+ *  alone leave the trace as it was. Events are in the order they were issued; a
+ *  call keeps its first 65536. The trace costs the calls only the recording of
+ *  two CUDA events per step, and reading it waits for nothing.
+ *  @return : GPK_SUCCESS, GPK_ERROR_INVALID_HANDLE;
+ *            GPK_ERROR_INVALID_ARGUMENT (count NULL, capacity < 0, events NULL
+ *            with capacity > 0); GPK_ERROR_CUDA. */
+GPK_API gpk_status gpk_stage_trace(const gpk_context *ctx, gpk_stage_event *events,
+                                   int64_t capacity, int64_t *count);
+
 /*======   Operations   ======*/
 /*
  * Pointers: every array may be host memory or memory of the context's GPU;
@@ -203,9 +298,9 @@ GPK_API gpk_status gpk_set_validation(gpk_context *ctx, int enabled);
  *  - CUDA backend, all arrays (and the result) in device memory: the call is
  *    asynchronous on the context's stream. Argument errors are still reported
  *    at once; errors of the work itself may surface at gpk_synchronize().
- *  - CUDA backend, any array or the result in host memory: host arrays are
- *    staged through the device and the call returns once every result is in
- *    its final place (synchronous).
+ *  - CUDA backend, any array or the result in host memory: host arrays go
+ *    through the staging pipeline (above) and the call returns once every
+ *    result is in its final place (synchronous).
  *  - Host backend: arrays must be host-accessible (host or managed memory);
  *    device memory is GPK_ERROR_INVALID_ARGUMENT. Synchronous.
  * On any error nothing is written to the outputs.
@@ -242,7 +337,9 @@ GPK_API gpk_status gpk_gemm(gpk_context *ctx, int dtype, int layout, int transa,
  *  one value to *result: a float for GPK_F32, a double for GPK_F64, an int64_t
  *  for GPK_I32 and GPK_I64 (integers accumulate in 64 bits; sums wrap modulo
  *  2^64). Floating-point results are deterministic from run to run (a fixed
- *  reduction tree, no floating-point atomics). MIN and MAX propagate NaN.
+ *  reduction tree, no floating-point atomics; for x in host memory the tree
+ *  depends on the staging settings, see gpk_set_staging). MIN and MAX
+ *  propagate NaN.
  *  SUM of n == 0 is 0; MIN or MAX of n == 0 is an invalid argument.
  *  `result` may be host or device memory; a host result makes the call wait.
  *  @return : GPK_SUCCESS; GPK_ERROR_INVALID_HANDLE; GPK_ERROR_INVALID_ARGUMENT

@@ -3,6 +3,8 @@
 // turn CUDA/cuBLAS/cuRAND failures into a status with the library's error text.
 #include "resources.hpp"
 
+#include "pipeline.hpp"
+
 #include <new>
 
 namespace gpk::cuda {
@@ -16,6 +18,8 @@ struct Resources {
     curandGenerator_t curand = nullptr;
     cudaEvent_t handoff = nullptr;  // orders a new stream after the old one
     unsigned int *zero_word = nullptr;  // see zero_word()
+    Lane *lane = nullptr;               // the lane a LaneScope put the launchers on
+    Pipeline *pipeline = nullptr;       // the staging pipeline, made on first use
 };
 
 namespace {
@@ -120,6 +124,8 @@ void destroy(gpk_context &ctx) {
     if (r == nullptr) return;
     DeviceGuard guard(ctx);
     cudaStreamSynchronize(stream(ctx));
+    destroy_pipeline(r->pipeline);
+    r->pipeline = nullptr;
     for (void *p : r->buffers) cudaFree(p);
     cudaFreeHost(r->pinned);
     if (r->cublas != nullptr) cublasDestroy(r->cublas);
@@ -152,6 +158,11 @@ gpk_status switch_stream(gpk_context &ctx, void *next) {
 
 gpk_status buffer(gpk_context &ctx, Slot slot, size_t bytes, void **ptr) {
     Resources &r = *ctx.cuda;
+    if (slot == Slot::Scratch && r.lane != nullptr) {
+        GPK_FORWARD_IF_ERROR(reserve_lane_scratch(ctx, *r.lane, bytes));
+        *ptr = r.lane->scratch;
+        return GPK_SUCCESS;
+    }
     const int i = static_cast<int>(slot);
     if (r.capacity[i] < bytes || r.buffers[i] == nullptr) {
         // Work queued earlier on the stream may still use the old buffer.
@@ -175,7 +186,9 @@ gpk_status buffer(gpk_context &ctx, Slot slot, size_t bytes, void **ptr) {
 
 gpk_status zero_word(gpk_context &ctx, unsigned int **word) {
     Resources &r = *ctx.cuda;
-    if (r.zero_word == nullptr) {
+    // A lane has its own: kernels of two lanes may count at the same time.
+    unsigned int *&mine = r.lane != nullptr ? r.lane->zero_word : r.zero_word;
+    if (mine == nullptr) {
         unsigned int *p = nullptr;
         const cudaError_t e = cudaMalloc(&p, sizeof *p);
         if (e != cudaSuccess) {
@@ -183,10 +196,10 @@ gpk_status zero_word(gpk_context &ctx, unsigned int **word) {
             return fail(&ctx, GPK_ERROR_OUT_OF_MEMORY, "cannot allocate a word of device memory on GPU %d: %s",
                         ctx.device, cudaGetErrorString(e));
         }
-        r.zero_word = p;
+        mine = p;
         GPK_CUDA_TRY(ctx, cudaMemsetAsync(p, 0, sizeof *p, stream(ctx)));
     }
-    *word = r.zero_word;
+    *word = mine;
     return GPK_SUCCESS;
 }
 
@@ -211,18 +224,71 @@ gpk_status pinned(gpk_context &ctx, size_t bytes, void **ptr) {
     return GPK_SUCCESS;
 }
 
+// ---- lanes ------------------------------------------------------------------------
+
+LaneScope::LaneScope(gpk_context &ctx, Lane &lane) : ctx_(ctx), stream_(ctx.stream) {
+    ctx.cuda->lane = &lane;
+    ctx.stream = lane.stream;
+}
+
+LaneScope::~LaneScope() {
+    ctx_.cuda->lane = nullptr;
+    ctx_.stream = stream_;
+}
+
+gpk_status reserve_lane_scratch(gpk_context &ctx, Lane &lane, size_t bytes) {
+    if (lane.scratch != nullptr && lane.scratch_capacity >= bytes) return GPK_SUCCESS;
+    // Work queued earlier on the lane may still use the old buffer.
+    if (lane.scratch != nullptr) {
+        GPK_CUDA_TRY(ctx, cudaStreamSynchronize(lane.stream));
+        release_lane_scratch(lane);
+    }
+    constexpr size_t kGranule = size_t{64} << 10;
+    const size_t want = (bytes + kGranule - 1) / kGranule * kGranule + (bytes == 0 ? kGranule : 0);
+    void *p = nullptr;
+    const cudaError_t e = cudaMalloc(&p, want);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return fail(&ctx, GPK_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes of device memory on GPU %d: %s", want,
+                    ctx.device, cudaGetErrorString(e));
+    }
+    lane.scratch = p;
+    lane.scratch_capacity = want;
+    return GPK_SUCCESS;
+}
+
+void release_lane_scratch(Lane &lane) {
+    if (lane.scratch != nullptr) cudaFree(lane.scratch);
+    lane.scratch = nullptr;
+    lane.scratch_capacity = 0;
+}
+
+void release_lane(Lane &lane) {
+    if (lane.stream != nullptr) cudaStreamSynchronize(lane.stream);
+    release_lane_scratch(lane);
+    if (lane.zero_word != nullptr) cudaFree(lane.zero_word);
+    if (lane.cublas != nullptr) cublasDestroy(lane.cublas);
+    if (lane.stream != nullptr) cudaStreamDestroy(lane.stream);
+    lane = Lane{};
+}
+
+Pipeline *&pipeline_of(gpk_context &ctx) { return ctx.cuda->pipeline; }
+
 // ---- vendor handles ---------------------------------------------------------------
 
 gpk_status cublas(gpk_context &ctx, cublasHandle_t *handle) {
     Resources &r = *ctx.cuda;
-    if (r.cublas == nullptr) {
+    // A lane has its own handle, and so its own workspace: one handle's workspace
+    // must not serve two streams at once.
+    cublasHandle_t &mine = r.lane != nullptr ? r.lane->cublas : r.cublas;
+    if (mine == nullptr) {
         cublasHandle_t h = nullptr;
         GPK_CUBLAS_TRY(ctx, cublasCreate(&h));
-        r.cublas = h;
+        mine = h;
         GPK_CUBLAS_TRY(ctx, cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
     }
-    GPK_CUBLAS_TRY(ctx, cublasSetStream(r.cublas, stream(ctx)));
-    *handle = r.cublas;
+    GPK_CUBLAS_TRY(ctx, cublasSetStream(mine, stream(ctx)));
+    *handle = mine;
     return GPK_SUCCESS;
 }
 

@@ -60,6 +60,45 @@ gpk_status pinned(gpk_context &ctx, size_t bytes, void **ptr);
 // it zero again. It saves a memset launch before each such kernel.
 gpk_status zero_word(gpk_context &ctx, unsigned int **word);
 
+// ---- lanes ------------------------------------------------------------------------
+// A lane is one stream of the staging pipeline (cuda/pipeline.cpp) with the state a
+// launcher reaches through the context: a scratch buffer, the zero word and a cuBLAS
+// handle. While a LaneScope is alive, stream(ctx) is the lane's stream and buffer(ctx,
+// Slot::Scratch, ...), zero_word() and cublas() hand out the lane's own, so that the
+// same launchers run on several lanes at once without sharing anything mutable.
+struct Lane {
+    cudaStream_t stream = nullptr;  // non-blocking, made by the pipeline
+    void *scratch = nullptr;
+    size_t scratch_capacity = 0;
+    unsigned int *zero_word = nullptr;
+    cublasHandle_t cublas = nullptr;
+};
+
+class LaneScope {
+public:
+    LaneScope(gpk_context &ctx, Lane &lane);
+    ~LaneScope();
+    LaneScope(const LaneScope &) = delete;
+    LaneScope &operator=(const LaneScope &) = delete;
+
+private:
+    gpk_context &ctx_;
+    void *stream_;
+};
+
+// A lane's scratch of at least `bytes`, allocated now rather than by its first
+// launcher (so that no allocation interrupts the pipeline), rounded up to 64 KiB.
+gpk_status reserve_lane_scratch(gpk_context &ctx, Lane &lane, size_t bytes);
+// Frees the lane's scratch (its stream must be idle); the rest stays.
+void release_lane_scratch(Lane &lane);
+// Frees everything the lane holds, its stream included. Never fails.
+void release_lane(Lane &lane);
+
+// The context's staging pipeline (cuda/pipeline.cpp), made on first use; destroy()
+// frees it.
+class Pipeline;
+Pipeline *&pipeline_of(gpk_context &ctx);
+
 // Vendor handles, created on first use and bound to the context's current stream.
 gpk_status cublas(gpk_context &ctx, cublasHandle_t *handle);
 gpk_status curand(gpk_context &ctx, curandGenerator_t *generator);

@@ -109,8 +109,34 @@ contains
     call check_gemm(ctx, 'gemm/auto')
     call check_reduce(ctx, 'reduce/auto')
     call check_transpose(ctx, 'transpose/auto')
+    call check_staged(ctx, backend)
     call check_pi(ctx, 'pi/auto')
   end subroutine check_context
+
+  ! The transpose just made, of host arrays, went through the staging pipeline on the
+  ! GPU: its trace has the copy in, the kernel and the copy out of each chunk.
+  subroutine check_staged(ctx, backend)
+    type(c_ptr), intent(in) :: ctx
+    integer(c_int), intent(in) :: backend
+    type(gpk_stage_event), allocatable :: events(:)
+    integer(c_int64_t) :: count, total
+    character(len=256) :: errmsg
+
+    call expect(gpk_stage_trace(ctx, c_null_ptr, 0_c_int64_t, total), GPK_SUCCESS, 'gpk_stage_trace (count)')
+    if (backend /= GPK_BACKEND_CUDA) then
+      call check(total == 0, 'no trace on the host backend')
+      return
+    end if
+    call check(total >= 3, 'a transpose of host arrays leaves a trace')
+    if (total < 1) return
+    allocate (events(total))
+    errmsg = ''
+    call expect(gpk_stage_trace(ctx, events, count, errmsg), GPK_SUCCESS, 'gpk_stage_trace ' // trim(errmsg))
+    call check(count == total, 'the count does not change between two reads')
+    call check(all(events%kind >= GPK_STAGE_COPY_IN .and. events%kind <= GPK_STAGE_COPY_OUT), 'event kinds')
+    call check(all(events%end_ms >= events%start_ms), 'events end after they start')
+    call check(any(events%kind == GPK_STAGE_COMPUTE), 'a kernel in the trace')
+  end subroutine check_staged
 
   ! ------------------------------------------------------------------- gemm ---
 
@@ -370,6 +396,23 @@ contains
     call check(index(gpk_last_error(ctx), 'no-such-variant') > 0, 'the message quotes the name')
     call expect(gpk_set_validation(ctx, 1_c_int), GPK_ERROR_NOT_SUPPORTED, 'validation on the host backend')
     call expect(gpk_set_validation(ctx, 0_c_int), GPK_SUCCESS, 'validation off')
+    call expect(gpk_set_staging(ctx, 2_c_int, 4096_c_size_t, 0_c_size_t), GPK_SUCCESS, 'gpk_set_staging')
+    call expect(gpk_set_staging(ctx, 17_c_int, 0_c_size_t, 0_c_size_t), GPK_ERROR_INVALID_ARGUMENT, &
+                'gpk_set_staging with 17 streams')
+    call check(index(gpk_last_error(ctx), 'streams') > 0, 'the message names streams')
+    call expect(gpk_set_staging(ctx, 4_c_int, 0_c_size_t, 0_c_size_t), GPK_SUCCESS, 'gpk_set_staging defaults')
+    block
+      type(gpk_stage_event) :: events(4)
+      integer(c_int64_t) :: count
+      count = -1
+      call expect(gpk_stage_trace(ctx, c_null_ptr, 0_c_int64_t, count), GPK_SUCCESS, 'gpk_stage_trace (count)')
+      call check(count == 0, 'no trace on the host backend')
+      count = -1
+      call expect(gpk_stage_trace(ctx, events, count), GPK_SUCCESS, 'gpk_stage_trace (array)')
+      call check(count == 0, 'no trace on the host backend (array)')
+      call expect(gpk_stage_trace(ctx, c_null_ptr, 1_c_int64_t, count), GPK_ERROR_INVALID_ARGUMENT, &
+                  'gpk_stage_trace with events NULL and capacity 1')
+    end block
     call expect(gpk_set_stream(ctx, c_null_ptr), GPK_SUCCESS, 'the default stream')
     call expect(gpk_synchronize(ctx), GPK_SUCCESS, 'gpk_synchronize')
     call expect(gpk_synchronize(c_null_ptr), GPK_ERROR_INVALID_HANDLE, 'a NULL context')

@@ -35,6 +35,17 @@ class PiResultStruct(ctypes.Structure):
     ]
 
 
+class StageEventStruct(ctypes.Structure):
+    _fields_ = [
+        ("kind", ctypes.c_int32),
+        ("stream", ctypes.c_int32),
+        ("chunk", ctypes.c_int64),
+        ("bytes", ctypes.c_uint64),
+        ("start_ms", ctypes.c_double),
+        ("end_ms", ctypes.c_double),
+    ]
+
+
 _ctx = ctypes.c_void_p
 _int = ctypes.c_int
 _i64 = ctypes.c_int64
@@ -56,6 +67,8 @@ PROTOTYPES = {
     "gpk_variant_name": (ctypes.c_char_p, [_ctx, _int, _int]),
     "gpk_set_variant": (_status, [_ctx, _int, ctypes.c_char_p]),
     "gpk_set_validation": (_status, [_ctx, _int]),
+    "gpk_set_staging": (_status, [_ctx, _int, ctypes.c_size_t, ctypes.c_size_t]),
+    "gpk_stage_trace": (_status, [_ctx, ctypes.POINTER(StageEventStruct), _i64, ctypes.POINTER(_i64)]),
     "gpk_gemm": (
         _status,
         [_ctx, _int, _int, _int, _int, _i64, _i64, _i64, ctypes.c_double,

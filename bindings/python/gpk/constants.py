@@ -59,10 +59,15 @@ OP_REDUCE = 1
 OP_TRANSPOSE = 2
 OP_PI = 3
 
+STAGE_COPY_IN = 0
+STAGE_COMPUTE = 1
+STAGE_COPY_OUT = 2
+
 BACKENDS = {"auto": BACKEND_AUTO, "cuda": BACKEND_CUDA, "host": BACKEND_HOST}
 BACKEND_NAMES = {BACKEND_CUDA: "cuda", BACKEND_HOST: "host"}
 REDUCE_OPS = {"sum": SUM, "min": MIN, "max": MAX}
 OPS = {"gemm": OP_GEMM, "reduce": OP_REDUCE, "transpose": OP_TRANSPOSE, "pi": OP_PI}
+STAGE_NAMES = {STAGE_COPY_IN: "copy_in", STAGE_COMPUTE: "compute", STAGE_COPY_OUT: "copy_out"}
 
 # The lookup tables above serve the binding; the C constants are the public names.
 __all__ = ["Status"] + [

@@ -17,6 +17,7 @@ from .constants import (
     OPS,
     REDUCE_OPS,
     ROW_MAJOR,
+    STAGE_NAMES,
     TRANS,
     Status,
 )
@@ -236,6 +237,55 @@ class Context:
         """Recomputes every later call with the vendor library (CUDA backend only)."""
         h = self._h()
         check(self._lib.gpk_set_validation(h, 1 if enabled else 0), h, "gpk_set_validation")
+
+    def set_staging(self, streams, chunk_bytes=0, device_bytes=0):
+        """Shapes the staging pipeline that moves host arrays through the GPU
+        (gpk_set_staging): `streams` streams (1 to 16; 1 overlaps nothing),
+        chunks of about `chunk_bytes` of host data (0: the library's choice) and
+        at most `device_bytes` of device memory for the pipeline (0: no cap but
+        the GPU's free memory; a cap below the operands' size makes gemm run out
+        of core). Sticky. The host backend keeps the settings and ignores them."""
+        where = "Context.set_staging"
+        streams = _integer(streams, "streams", where)
+        chunk_bytes = _integer(chunk_bytes, "chunk_bytes", where)
+        device_bytes = _integer(device_bytes, "device_bytes", where)
+        # ctypes would wrap these silently; the library checks the range of streams.
+        if not -(2**31) <= streams < 2**31:
+            raise invalid(f"streams ({streams}) must be in 1..16", where)
+        size_limit = 2 ** (8 * ctypes.sizeof(ctypes.c_size_t))
+        for name, value in (("chunk_bytes", chunk_bytes), ("device_bytes", device_bytes)):
+            if not 0 <= value < size_limit:
+                raise invalid(f"{name} ({value}) must be in [0, 2^{8 * ctypes.sizeof(ctypes.c_size_t)})", where)
+        h = self._h()
+        check(self._lib.gpk_set_staging(h, streams, chunk_bytes, device_bytes), h, "gpk_set_staging")
+
+    def stage_trace(self):
+        """The steps of the last call that moved host arrays through the staging
+        pipeline (gpk_stage_trace), in the order they were issued: a list of dicts
+        with "kind" (gpk.STAGE_COPY_IN, STAGE_COMPUTE or STAGE_COPY_OUT), "stage"
+        ("copy_in", "compute" or "copy_out"), "stream", "chunk", "bytes" (moved by
+        a copy; 0 for a kernel), "start_ms" and "end_ms" (GPU times from the
+        call's start). Empty on the host backend and before any such call."""
+        h = self._h()
+        count = ctypes.c_int64()
+        check(self._lib.gpk_stage_trace(h, None, 0, ctypes.byref(count)), h, "gpk_stage_trace")
+        if count.value <= 0:
+            return []
+        events = (_library.StageEventStruct * count.value)()
+        capacity = count.value
+        check(self._lib.gpk_stage_trace(h, events, capacity, ctypes.byref(count)), h, "gpk_stage_trace")
+        return [
+            {
+                "kind": e.kind,
+                "stage": STAGE_NAMES.get(e.kind, "unknown"),
+                "stream": e.stream,
+                "chunk": e.chunk,
+                "bytes": e.bytes,
+                "start_ms": e.start_ms,
+                "end_ms": e.end_ms,
+            }
+            for e in events[: min(capacity, count.value)]
+        ]
 
     # -------------------------------------------------------------- operations --
 
