@@ -6,6 +6,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -76,6 +77,62 @@ std::optional<uint64_t> parse_count(const std::string &text) {
     const size_t e = text.find_first_of("eE");
     if (e != std::string::npos) return parse_scientific(text, e);
     return parse_plain(text);
+}
+
+std::optional<uint64_t> parse_bytes(const std::string &text) {
+    static const char kSuffixes[] = "KMGT";
+    size_t end = text.size();
+    // "MiB" and "MB" both mean 2^20 bytes here: sizes of buffers, not of disks.
+    if (end >= 2 && text.compare(end - 2, 2, "iB") == 0) {
+        end -= 2;
+    } else if (end >= 2 && text[end - 1] == 'B') {
+        end -= 1;
+    }
+    const char *suffix = end > 0 ? std::strchr(kSuffixes, std::toupper(static_cast<unsigned char>(text[end - 1])))
+                                 : nullptr;
+    if (suffix == nullptr || *suffix == '\0') {
+        // No multiple: a plain count ("B" alone is allowed: "4096B").
+        return parse_count(text.substr(0, end));
+    }
+    const std::string number = text.substr(0, end - 1);
+    const int shift = 10 * static_cast<int>(suffix - kSuffixes + 1);
+    // Digits with at most one point: the mantissa times 2^shift must be whole.
+    const size_t dot = number.find('.');
+    const std::string whole = number.substr(0, dot);
+    std::string frac = dot == std::string::npos ? "" : number.substr(dot + 1);
+    if ((whole.empty() && frac.empty()) || (!whole.empty() && !all_digits(whole)) ||
+        (!frac.empty() && !all_digits(frac)) || whole.size() > 19 || frac.size() > 18)
+        return std::nullopt;
+    const uint64_t w = whole.empty() ? 0 : std::stoull(whole);
+    if (w > (kMaxCount >> shift)) return std::nullopt;
+    uint64_t v = w << shift;
+    if (!frac.empty()) {
+        // frac / 10^digits * 2^shift must be an integer; frac < 10^18 times 2^40
+        // needs 100 bits (GCC and Clang both have them).
+        uint64_t denom = 1;
+        for (size_t i = 0; i < frac.size(); ++i) denom *= 10;
+        const unsigned __int128 part = static_cast<unsigned __int128>(std::stoull(frac)) << shift;
+        if (part % denom != 0) return std::nullopt;
+        const auto add = static_cast<uint64_t>(part / denom);
+        if (add > kMaxCount - v) return std::nullopt;
+        v += add;
+    }
+    return v;
+}
+
+std::string format_bytes(uint64_t bytes) {
+    static const char *const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int unit = 0;
+    double value = static_cast<double>(bytes);
+    while (value >= 1024 && unit < 4) value /= 1024, ++unit;
+    char buf[32];
+    if (unit == 0)
+        std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+    else if (value == std::floor(value))
+        std::snprintf(buf, sizeof buf, "%.0f %s", value, kUnits[unit]);
+    else
+        std::snprintf(buf, sizeof buf, "%.3g %s", value, kUnits[unit]);
+    return buf;
 }
 
 std::optional<std::vector<uint64_t>> parse_dims(const std::string &text) {

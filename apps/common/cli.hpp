@@ -16,6 +16,15 @@ namespace gpk_app {
 // exact integer in [0, 2^63].
 std::optional<uint64_t> parse_count(const std::string &text);
 
+// A size in bytes: a count as in parse_count ("67108864", "2^26"), or a number
+// with a binary suffix K, M, G or T, optionally followed by "iB" or "B" ("64M",
+// "1.5G", "512KiB" = 512 * 1024). nullopt when it is not a whole number of bytes
+// in [0, 2^63].
+std::optional<uint64_t> parse_bytes(const std::string &text);
+
+// Bytes the way people read them: "64 MiB", "1.5 GiB", "300 B".
+std::string format_bytes(uint64_t bytes);
+
 // "4096" -> {4096}; "8192x4096" -> {8192, 4096}. Each part as in parse_count.
 std::optional<std::vector<uint64_t>> parse_dims(const std::string &text);
 

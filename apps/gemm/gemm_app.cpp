@@ -2,6 +2,8 @@
 
 #include "../common/cli.hpp"
 
+#include <cuda_runtime.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -14,7 +16,9 @@ void usage(std::FILE *to) {
     std::fprintf(to,
                  "usage: %s [M [N [K]] | MxNxK] [--dtype f32|f64] [--backend auto|cuda|host]\n"
                  "                [--device N | --devices LIST] [--variant NAME] [--repeats R] [--seed S]\n"
-                 "                [--validate] [--json] [--mpi [--no-baseline]]\n"
+                 "                [--streams N | --no-overlap] [--chunk BYTES] [--device-memory BYTES]\n"
+                 "                [--pageable] [--validate] [--json] [--timeline FILE.svg]\n"
+                 "                [--mpi [--no-baseline]]\n"
                  "  M N K      C (M x N) = A (M x K) * B (K x N), row-major, host arrays; one number\n"
                  "             is a square problem (default 4096 on a GPU, 512 on the host backend)\n"
                  "  --dtype    f32 (default) or f64\n"
@@ -28,14 +32,33 @@ void usage(std::FILE *to) {
                  "  --repeats  timed calls after one untimed warm-up call (default %d); the mean is\n"
                  "             reported\n"
                  "  --seed     key of the matrices' entries, small integers (default %llu)\n"
+                 "The staging pipeline (gpk_set_staging) that moves the host arrays through the GPU:\n"
+                 "  --streams  streams of the overlapped run, 1 to %d (default %d; 1 is --no-overlap).\n"
+                 "             On the GPU the app first runs the problem on 1 stream (copy in,\n"
+                 "             compute, copy out, one chunk after the other), whose stage times T\n"
+                 "             (transfers) and C (compute) give the overlap efficiency\n"
+                 "             max(T, C) / wall of the overlapped run and the speedup it should give\n"
+                 "  --no-overlap  the 1-stream run alone\n"
+                 "  --chunk    bytes of the streamed operands per chunk, e.g. 64M, 1G (K, M, G, T\n"
+                 "             are powers of 1024; default: the library's choice)\n"
+                 "  --device-memory  cap on the device memory the pipeline holds, e.g. 2G (default:\n"
+                 "             none but the GPU's); below the operands' size the product runs out of\n"
+                 "             core, panel by panel\n"
+                 "  --pageable host matrices in pageable memory (default on the GPU: pinned memory\n"
+                 "             from cudaHostAlloc, which the GPU copies at the link's speed)\n"
+                 "Output:\n"
                  "  --validate check C against exact integer dot products at up to 64 x 64 entries\n"
-                 "  --json     print one JSON object instead of the report\n"
+                 "  --json     print one JSON object instead of the report, the trace included\n"
+                 "  --timeline write an SVG picture of the streams of the overlapped run (GPU only:\n"
+                 "             the host backend has no stages, and then nothing is written)\n"
                  "  --mpi      run as one rank of an MPI job (mpirun -np P %s --mpi ...): rank 0\n"
                  "             scatters row panels of A, broadcasts B, each rank multiplies its panel\n"
                  "             with gpk_gemm on its own GPU, and rank 0 gathers C and checks it\n"
                  "             against the whole product computed by rank 0 alone first, which also\n"
-                 "             gives the scaling efficiency (--no-baseline: skip that run)\n",
-                 kProg, kDefaultRepeats, static_cast<unsigned long long>(kDefaultSeed), kProg);
+                 "             gives the scaling efficiency (--no-baseline: skip that run); the\n"
+                 "             pipeline options apply to every rank, --timeline does not\n",
+                 kProg, kDefaultRepeats, static_cast<unsigned long long>(kDefaultSeed), kMaxStreams, kDefaultStreams,
+                 kProg);
 }
 
 bool take_dims(Options *opt, const std::vector<uint64_t> &dims) {
@@ -57,6 +80,7 @@ T *typed(void *p) {
 }  // namespace
 
 int parse(int argc, char **argv, Options *opt, bool speak) {
+    bool no_overlap = false, streams_given = false;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         std::string value;
@@ -102,6 +126,27 @@ int parse(int argc, char **argv, Options *opt, bool speak) {
             const auto seed = gpk_app::parse_count(value);
             if (missing || !seed) return bad("--seed needs a non-negative integer");
             opt->seed = *seed;
+        } else if (arg == "--no-overlap") {
+            no_overlap = true;
+        } else if (arg == "--pageable") {
+            opt->pageable = true;
+        } else if (gpk_app::take_option(argc, argv, &i, "--streams", &value, &missing)) {
+            const auto streams = missing ? std::nullopt : gpk_app::parse_count(value);
+            if (!streams || *streams < 1 || *streams > static_cast<uint64_t>(kMaxStreams))
+                return bad("--streams needs a count, 1 to 16");
+            opt->streams = static_cast<int>(*streams);
+            streams_given = true;
+        } else if (gpk_app::take_option(argc, argv, &i, "--chunk", &value, &missing)) {
+            const auto bytes = missing ? std::nullopt : gpk_app::parse_bytes(value);
+            if (!bytes || *bytes == 0) return bad("--chunk needs a size in bytes, e.g. 64M or 1G");
+            opt->chunk_bytes = *bytes;
+        } else if (gpk_app::take_option(argc, argv, &i, "--device-memory", &value, &missing)) {
+            const auto bytes = missing ? std::nullopt : gpk_app::parse_bytes(value);
+            if (!bytes || *bytes == 0) return bad("--device-memory needs a size in bytes, e.g. 512M or 2G");
+            opt->device_bytes = *bytes;
+        } else if (gpk_app::take_option(argc, argv, &i, "--timeline", &value, &missing)) {
+            if (missing || value.empty()) return bad("--timeline needs a file name, e.g. timeline.svg");
+            opt->timeline = value;
         } else if (!arg.empty() && arg[0] != '-') {
             value = arg;
             const auto dims = gpk_app::parse_dims(value);
@@ -115,8 +160,27 @@ int parse(int argc, char **argv, Options *opt, bool speak) {
             return 2;
         }
     }
+    if (no_overlap) {
+        if (streams_given && opt->streams != 1) {
+            if (speak)
+                std::fprintf(stderr, "%s: --no-overlap runs on one stream: it contradicts --streams %d\n", kProg,
+                             opt->streams);
+            return 2;
+        }
+        opt->streams = 1;
+    }
     return 0;
 }
+
+gpk_status set_staging(gpk_context *ctx, const Options &opt, int streams) {
+    return gpk_set_staging(ctx, streams, static_cast<size_t>(opt.chunk_bytes), static_cast<size_t>(opt.device_bytes));
+}
+
+HostMemory host_memory(const Options &opt, int backend) {
+    return backend == GPK_BACKEND_CUDA && !opt.pageable ? HostMemory::pinned : HostMemory::pageable;
+}
+
+const char *host_memory_name(HostMemory memory) { return memory == HostMemory::pinned ? "pinned" : "pageable"; }
 
 void default_size(Options *opt, int backend) {
     if (opt->m == 0) opt->m = backend == GPK_BACKEND_CUDA ? kDefaultSizeGpu : kDefaultSizeHost;
@@ -125,18 +189,43 @@ void default_size(Options *opt, int backend) {
     if (opt->k == 0) opt->k = opt->n;
 }
 
-Matrix::Matrix(int dtype, uint64_t rows, uint64_t cols)
-    : dtype_(dtype), rows_(rows), cols_(cols), elem_(gpk_app::dtype_bytes(dtype)), bytes_(rows * cols * elem_) {}
+void HostFree::operator()(unsigned char *p) const {
+    if (pinned)
+        cudaFreeHost(p);
+    else
+        delete[] p;
+}
+
+Matrix::Matrix(int dtype, uint64_t rows, uint64_t cols, HostMemory memory)
+    : dtype_(dtype), rows_(rows), cols_(cols), elem_(gpk_app::dtype_bytes(dtype)) {
+    const uint64_t size = rows * cols * elem_;
+    if (memory == HostMemory::pageable) {
+        bytes_ = std::unique_ptr<unsigned char[], HostFree>(new unsigned char[size](), HostFree{false});
+        return;
+    }
+    void *p = nullptr;
+    const cudaError_t err = cudaHostAlloc(&p, size, cudaHostAllocDefault);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        throw PinnedAllocError("cudaHostAlloc of " + gpk_app::format_bytes(size) + ": " + cudaGetErrorString(err));
+    }
+    bytes_ = std::unique_ptr<unsigned char[], HostFree>(static_cast<unsigned char *>(p), HostFree{true});
+    std::memset(p, 0, size);
+}
+
+void Matrix::poison() {
+    if (bytes_) std::memset(bytes_.get(), 0xFF, bytes());
+}
 
 double Matrix::at(uint64_t i, uint64_t j) const {
     const uint64_t e = i * cols_ + j;
-    if (dtype_ == GPK_F32) return reinterpret_cast<const float *>(bytes_.data())[e];
-    return reinterpret_cast<const double *>(bytes_.data())[e];
+    if (dtype_ == GPK_F32) return reinterpret_cast<const float *>(bytes_.get())[e];
+    return reinterpret_cast<const double *>(bytes_.get())[e];
 }
 
 bool Matrix::same_bits(uint64_t i, uint64_t j, const Matrix &other) const {
     const uint64_t e = (i * cols_ + j) * elem_;
-    return std::memcmp(bytes_.data() + e, other.bytes_.data() + e, elem_) == 0;
+    return std::memcmp(bytes_.get() + e, other.bytes_.get() + e, elem_) == 0;
 }
 
 int entry(uint64_t seed, int stream, uint64_t index) {

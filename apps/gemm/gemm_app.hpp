@@ -15,6 +15,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,10 @@ constexpr uint64_t kDefaultSizeHost = 512;
 constexpr uint64_t kDefaultSeed = 2026;
 constexpr int kDefaultRepeats = 3;
 constexpr uint64_t kMaxDim = (uint64_t(1) << 31) - 1;  // MPI counts rows in an int
+// Three stages (copy in, compute, copy out) keep a copy engine each way and the SMs
+// busy when at least three chunks are in flight; one more absorbs uneven stages.
+constexpr int kDefaultStreams = 4;
+constexpr int kMaxStreams = 16;  // gpk_set_staging's limit
 
 struct Options {
     uint64_t m = 0, n = 0, k = 0;  // 0: the backend's default, square
@@ -40,6 +46,15 @@ struct Options {
     bool json = false;
     bool baseline = true;  // --mpi: also run the whole product on rank 0 alone
     bool help = false;     // usage printed; exit 0
+    // The staging pipeline (gpk_set_staging): the overlapped run's streams (1 with
+    // --no-overlap), the chunk size and the device-memory cap (0: the library's
+    // choice, no cap).
+    int streams = kDefaultStreams;
+    uint64_t chunk_bytes = 0;
+    uint64_t device_bytes = 0;
+    bool pageable = false;   // host matrices in pageable memory even on the GPU
+    std::string timeline;    // --timeline FILE.svg; empty: none
+    bool overlap() const { return streams > 1; }
 };
 
 // Reads the command line. Returns 0 when the options are good, else the exit status
@@ -49,26 +64,55 @@ int parse(int argc, char **argv, Options *opt, bool speak);
 // Fills in the default size for a backend when none was given.
 void default_size(Options *opt, int backend);
 
-// A row-major matrix of `rows` x `cols` elements of a dtype, in host memory.
+// Shapes the context's staging pipeline for `streams` streams and the options'
+// chunk size and device-memory cap.
+gpk_status set_staging(gpk_context *ctx, const Options &opt, int streams);
+
+// Where a Matrix lives on the host. Pinned (page-locked, cudaHostAlloc) memory is
+// copied to and from the GPU by DMA at the link's speed; pageable memory goes
+// through the library's pinned staging buffers, one more copy on the CPU.
+enum class HostMemory { pageable, pinned };
+
+// Pinned memory by default on the CUDA backend, unless --pageable; plain memory on
+// the host backend, which never copies.
+HostMemory host_memory(const Options &opt, int backend);
+const char *host_memory_name(HostMemory memory);
+
+// cudaHostAlloc failed: the message says why.
+struct PinnedAllocError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Frees a Matrix's memory the way it was allocated.
+struct HostFree {
+    bool pinned = false;
+    void operator()(unsigned char *p) const;
+};
+
+// A row-major matrix of `rows` x `cols` elements of a dtype, in host memory, zeroed.
 class Matrix {
 public:
     Matrix() = default;
-    Matrix(int dtype, uint64_t rows, uint64_t cols);  // throws std::bad_alloc
+    // Throws std::bad_alloc, or PinnedAllocError for pinned memory.
+    Matrix(int dtype, uint64_t rows, uint64_t cols, HostMemory memory = HostMemory::pageable);
     int dtype() const { return dtype_; }
     uint64_t rows() const { return rows_; }
     uint64_t cols() const { return cols_; }
-    void *data() { return bytes_.data(); }
-    const void *data() const { return bytes_.data(); }
+    uint64_t bytes() const { return rows_ * cols_ * elem_; }
+    void *data() { return bytes_.get(); }
+    const void *data() const { return bytes_.get(); }
     // The first element of row i.
-    void *row(uint64_t i) { return bytes_.data() + i * cols_ * elem_; }
+    void *row(uint64_t i) { return bytes_.get() + i * cols_ * elem_; }
     double at(uint64_t i, uint64_t j) const;
     bool same_bits(uint64_t i, uint64_t j, const Matrix &other) const;
+    // Every byte 0xFF: NaN in F32 and F64, so an entry left unwritten fails validation.
+    void poison();
 
 private:
     int dtype_ = GPK_F32;
     uint64_t rows_ = 0, cols_ = 0;
     size_t elem_ = 4;
-    std::vector<unsigned char> bytes_;
+    std::unique_ptr<unsigned char[], HostFree> bytes_;
 };
 
 // The integer entries of the problem: A is stream 0, B stream 1; entry e of a

@@ -9,6 +9,10 @@
 // integers, so every correct kernel gives the exact result; gemm_app.hpp), and its
 // time T1 gives the scaling efficiency T1 / (P * TP) of the compute phase.
 //
+// Every rank applies the staging options (--streams, --chunk, --device-memory) to
+// its context and, on the GPU, holds its matrices in pinned memory unless
+// --pageable, as gpk-gemm does in one process.
+//
 // Timings: the compute phase runs `repeats` times after a warm-up call, each time
 // from a barrier to the slowest rank's end; scatter, broadcast and gather are timed
 // apart, so that the report shows both what the GPUs do and what moving the data
@@ -202,6 +206,13 @@ int run(Options opt, const mpi::Place &at) {
     }
     int backend = GPK_BACKEND_HOST;
     gpk_get_backend(ctx, &backend);
+    // Every rank's pipeline as asked (--streams, --chunk, --device-memory), and its
+    // host matrices pinned on the GPU unless --pageable, as in one process.
+    if (!mpi::all_ok(mpi::succeeded(kProg, at, set_staging(ctx, opt, opt.streams), "gpk_set_staging", ctx))) {
+        gpk_destroy(ctx);
+        return 1;
+    }
+    const HostMemory memory = host_memory(opt, backend);
     // Rank 0's backend sets the default size, as in one process.
     default_size(&opt, backend);
     uint64_t dims[3] = {opt.m, opt.n, opt.k};
@@ -214,18 +225,23 @@ int run(Options opt, const mpi::Place &at) {
     Matrix A, B, C, single, panel_a, panel_c;
     bool ok = true;
     try {
-        B = Matrix(opt.dtype, opt.k, opt.n);
+        B = Matrix(opt.dtype, opt.k, opt.n, memory);
         if (root) {
-            A = Matrix(opt.dtype, opt.m, opt.k);
-            C = Matrix(opt.dtype, opt.m, opt.n);
-            if (opt.baseline) single = Matrix(opt.dtype, opt.m, opt.n);
+            A = Matrix(opt.dtype, opt.m, opt.k, memory);
+            C = Matrix(opt.dtype, opt.m, opt.n, memory);
+            if (opt.baseline) single = Matrix(opt.dtype, opt.m, opt.n, memory);
         } else {
-            panel_a = Matrix(opt.dtype, mine.count, opt.k);
-            panel_c = Matrix(opt.dtype, mine.count, opt.n);
+            panel_a = Matrix(opt.dtype, mine.count, opt.k, memory);
+            panel_c = Matrix(opt.dtype, mine.count, opt.n, memory);
         }
     } catch (const std::bad_alloc &) {
         std::fprintf(stderr, "%s: rank %d on %s: out of host memory for the matrices\n", kProg, at.rank,
                      at.host.c_str());
+        ok = false;
+    } catch (const PinnedAllocError &e) {
+        std::fprintf(stderr, "%s: rank %d on %s: pinned host memory for the matrices: %s (--pageable uses ordinary "
+                     "memory)\n",
+                     kProg, at.rank, at.host.c_str(), e.what());
         ok = false;
     }
     if (!mpi::all_ok(ok)) {
@@ -354,5 +370,10 @@ int main(int argc, char **argv) {
     // Every rank reads the same arguments and comes to the same verdict; rank 0 says it.
     if (const int rc = parse(argc, argv, &opt, at.rank == 0)) return rc;
     if (opt.help) return 0;
+    if (!opt.timeline.empty()) {
+        if (at.rank == 0)
+            std::fprintf(stderr, "%s: --timeline draws one process's pipeline: run it without --mpi\n", kProg);
+        return 2;
+    }
     return run(opt, at);
 }
