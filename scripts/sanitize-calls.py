@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""A few calls of every CUDA variant of reduce and transpose, small enough to run
+"""A few calls of every CUDA variant of gemm, reduce and transpose, small enough to run
 under compute-sanitizer's racecheck in seconds where the conformance programs take
 minutes: each variant on odd sizes, every dtype and reduce op, results checked
 against numpy. Exit status 1 on a wrong result.
 
 usage: GPK_LIBRARY=build/libgpk/libgpk.so compute-sanitizer --tool racecheck \\
-           python3 scripts/sanitize-calls.py [cuda|host]
+           python3 scripts/sanitize-calls.py [cuda|host] [OP...]
+OPs: gemm, reduce, transpose (default: all). Host numpy arrays, so every call also
+goes through the staging pipeline.
 """
 import os
 import sys
@@ -16,11 +18,29 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import gpk  # noqa: E402
 
 
-def main(backend):
+def main(backend, ops):
     rng = np.random.default_rng(7)
     calls = wrong = 0
     with gpk.Context(backend) as ctx:
-        for name in ctx.variants("reduce"):
+        # Small integers: every product and partial sum is exact in F32, so any
+        # summation order gives numpy's result.
+        for name in ctx.variants("gemm") if "gemm" in ops else ():
+            ctx.set_variant("gemm", name)
+            for dtype in (np.float32, np.float64):
+                for m, n, k in ((1, 1, 1), (33, 17, 65), (130, 70, 129)):
+                    for order, ta, tb in (("C", False, False), ("F", True, False), ("F", False, True)):
+                        a = np.asarray(rng.integers(-8, 9, (k, m) if ta else (m, k)).astype(dtype), order=order)
+                        b = np.asarray(rng.integers(-8, 9, (n, k) if tb else (k, n)).astype(dtype), order=order)
+                        try:
+                            got = ctx.gemm(a, b, transa=ta, transb=tb)
+                        except gpk.NotSupportedError:
+                            continue  # dmma_f64 has no F32
+                        calls += 1
+                        if not np.array_equal(got, (a.T if ta else a) @ (b.T if tb else b)):
+                            wrong += 1
+                            print(f"gemm {name} {np.dtype(dtype).name} {m}x{n}x{k} {order} {ta} {tb}: wrong result")
+            print(f"gemm {name}: done", flush=True)
+        for name in ctx.variants("reduce") if "reduce" in ops else ():
             ctx.set_variant("reduce", name)
             for dtype in (np.int32, np.float32, np.float64):
                 for n in (17, 4097, 100_003):
@@ -33,7 +53,7 @@ def main(backend):
                             wrong += 1
                             print(f"reduce {name} {np.dtype(dtype).name} {op} n={n}: {got}, expected {want}")
             print(f"reduce {name}: done", flush=True)
-        for name in ctx.variants("transpose"):
+        for name in ctx.variants("transpose") if "transpose" in ops else ():
             ctx.set_variant("transpose", name)
             for dtype in (np.float32, np.float64, np.int32):
                 for shape in ((1, 1), (17, 1000), (65, 130), (256, 256)):
@@ -52,4 +72,5 @@ def main(backend):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "cuda"))
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "cuda",
+                  set(sys.argv[2:]) or {"gemm", "reduce", "transpose"}))
