@@ -21,8 +21,16 @@
 namespace gpk::cuda {
 namespace {
 
-constexpr int kBlock = 256;
-constexpr int kUnroll = 4;               // 16-byte loads in flight per thread
+// Threads per block and 16-byte loads in flight per thread; -DGPK_REDUCE_TUNE_BLOCK
+// and -DGPK_REDUCE_TUNE_UNROLL set them for measurements.
+#ifndef GPK_REDUCE_TUNE_BLOCK
+#define GPK_REDUCE_TUNE_BLOCK 256
+#endif
+#ifndef GPK_REDUCE_TUNE_UNROLL
+#define GPK_REDUCE_TUNE_UNROLL 4
+#endif
+constexpr int kBlock = GPK_REDUCE_TUNE_BLOCK;
+constexpr int kUnroll = GPK_REDUCE_TUNE_UNROLL;
 
 template <class In, class Acc, class Op>
 __global__ void __launch_bounds__(kBlock)
