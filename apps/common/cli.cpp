@@ -258,6 +258,47 @@ int cuda_device_count() {
     return count;
 }
 
+int mpi_handover(const char *prog, int argc, char **argv, bool twin_built) {
+    if (!has_flag(argc, argv, "--mpi")) return -1;
+    // Under --mpi every rank starts here: the twin reads the arguments, and only its
+    // rank 0 reports what is wrong with them.
+    if (twin_built) return exec_mpi_twin(prog, argv);
+    std::fprintf(stderr,
+                 "%s: --mpi: this build has no MPI support: no MPI implementation was found when it was "
+                 "configured (install one, e.g. OpenMPI, and set up the build again)\n",
+                 prog);
+    return 2;
+}
+
+bool take_placement(int argc, char **argv, int *i, int *backend, std::vector<int> *devices, std::string *error) {
+    const std::string arg = argv[*i];
+    std::string value;
+    bool missing = false;
+    const auto bad = [&](const char *what) {
+        *error = std::string(what) + ": '" + (missing ? arg : value) + "'";
+        return true;
+    };
+    error->clear();
+    if (take_option(argc, argv, i, "--backend", &value, &missing)) {
+        *backend = missing ? -1 : parse_backend(value);
+        if (*backend < 0) return bad("--backend must be auto, cuda or host");
+        return true;
+    }
+    if (take_option(argc, argv, i, "--device", &value, &missing)) {
+        const auto device = parse_count(value);
+        if (missing || !device || *device > 1024) return bad("--device needs a device index");
+        *devices = {static_cast<int>(*device)};
+        return true;
+    }
+    if (take_option(argc, argv, i, "--devices", &value, &missing)) {
+        const auto list = missing ? std::nullopt : parse_devices(value);
+        if (!list) return bad("--devices needs a list of device indices, e.g. 0,1,2,3");
+        *devices = *list;
+        return true;
+    }
+    return false;
+}
+
 int exec_mpi_twin(const char *prog, char **argv) {
     // The folder of this executable: /proc/self/exe, which holds even when the app
     // was started through $PATH or a relative path.

@@ -76,6 +76,19 @@ int exec_mpi_twin(const char *prog, char **argv);
 // Whether `flag` is one of the arguments.
 bool has_flag(int argc, char **argv, const char *flag);
 
+// What an app's main does first: when --mpi is among the arguments, becomes the MPI
+// twin (exec_mpi_twin) if this build has one (`twin_built`), or says that it has
+// none; returns the exit status to use then. Returns -1 without --mpi.
+int mpi_handover(const char *prog, int argc, char **argv, bool twin_built);
+
+// ---- where an app runs --------------------------------------------------------------
+
+// --backend auto|cuda|host, --device N and --devices LIST, which the apps share.
+// When argv[*i] is one of them, takes it (advancing *i past its value) and returns
+// true; a bad or missing value sets *error to the message to print after the program
+// name. Otherwise returns false and leaves *i alone.
+bool take_placement(int argc, char **argv, int *i, int *backend, std::vector<int> *devices, std::string *error);
+
 // Prints "<prog>: <what>: <status name>: <last error>" to stderr. ctx may be null
 // (then the thread's last error is used, which is how gpk_create failures read).
 void report_failure(const char *prog, const char *what, gpk_status status, const gpk_context *ctx);

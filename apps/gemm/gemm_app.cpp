@@ -104,17 +104,11 @@ int parse(int argc, char **argv, Options *opt, bool speak) {
         } else if (gpk_app::take_option(argc, argv, &i, "--dtype", &value, &missing)) {
             opt->dtype = missing ? -1 : gpk_app::parse_dtype(value);
             if (opt->dtype != GPK_F32 && opt->dtype != GPK_F64) return bad("--dtype must be f32 or f64");
-        } else if (gpk_app::take_option(argc, argv, &i, "--backend", &value, &missing)) {
-            opt->backend = missing ? -1 : gpk_app::parse_backend(value);
-            if (opt->backend < 0) return bad("--backend must be auto, cuda or host");
-        } else if (gpk_app::take_option(argc, argv, &i, "--device", &value, &missing)) {
-            const auto device = gpk_app::parse_count(value);
-            if (missing || !device || *device > 1024) return bad("--device needs a device index");
-            opt->devices = {static_cast<int>(*device)};
-        } else if (gpk_app::take_option(argc, argv, &i, "--devices", &value, &missing)) {
-            const auto devices = missing ? std::nullopt : gpk_app::parse_devices(value);
-            if (!devices) return bad("--devices needs a list of device indices, e.g. 0,1,2,3");
-            opt->devices = *devices;
+        } else if (std::string error; gpk_app::take_placement(argc, argv, &i, &opt->backend, &opt->devices, &error)) {
+            if (!error.empty()) {
+                if (speak) std::fprintf(stderr, "%s: %s\n", kProg, error.c_str());
+                return 2;
+            }
         } else if (gpk_app::take_option(argc, argv, &i, "--variant", &value, &missing)) {
             if (missing || value.empty()) return bad("--variant needs a name");
             opt->variant = value;

@@ -88,19 +88,12 @@ void print_json(const Report &r) {
 }  // namespace
 
 int main(int argc, char **argv) {
-    // Under --mpi every rank starts here: the twin reads the arguments, and only its
-    // rank 0 reports what is wrong with them.
-    if (gpk_app::has_flag(argc, argv, "--mpi")) {
 #if defined(GPK_APP_MPI_TWIN)
-        return gpk_app::exec_mpi_twin(kProg, argv);
+    constexpr bool kMpiTwin = true;
 #else
-        std::fprintf(stderr,
-                     "%s: --mpi: this build has no MPI support: no MPI implementation was found when it was "
-                     "configured (install one, e.g. OpenMPI, and set up the build again)\n",
-                     kProg);
-        return 2;
+    constexpr bool kMpiTwin = false;
 #endif
-    }
+    if (const int rc = gpk_app::mpi_handover(kProg, argc, argv, kMpiTwin); rc >= 0) return rc;
     Options opt;
     if (const int rc = parse(argc, argv, &opt, true)) return rc;
     if (opt.help) return 0;
