@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""A few calls of every CUDA variant of gemm, reduce and transpose, small enough to run
+"""A few calls of every CUDA variant of gemm, reduce, transpose and pi, small enough to run
 under compute-sanitizer's racecheck in seconds where the conformance programs take
 minutes: each variant on odd sizes, every dtype and reduce op, results checked
 against numpy. Exit status 1 on a wrong result.
 
 usage: GPK_LIBRARY=build/libgpk/libgpk.so compute-sanitizer --tool racecheck \\
            python3 scripts/sanitize-calls.py [cuda|host] [OP...]
-OPs: gemm, reduce, transpose (default: all). Host numpy arrays, so every call also
+OPs: gemm, reduce, transpose, pi (default: all). Host numpy arrays, so every call also
 goes through the staging pipeline.
 """
 import os
@@ -67,10 +67,22 @@ def main(backend, ops):
                         wrong += 1
                         print(f"transpose {name} {np.dtype(dtype).name} {shape}: wrong result")
             print(f"transpose {name}: done", flush=True)
+        # pi: a few sample counts (odd ones too) and an empty range; each estimate
+        # within 6 standard errors of pi, and the same hits on a second call.
+        for name in ctx.variants("pi") if "pi" in ops else ():
+            ctx.set_variant("pi", name)
+            for samples in (1, 1001, 1 << 20, (1 << 22) + 3):
+                r = ctx.pi(samples, seed=11)
+                again = ctx.pi(samples, seed=11)
+                calls += 2
+                if again.hits != r.hits or (samples > 1000 and abs(r.estimate - np.pi) > 6 * r.std_error):
+                    wrong += 1
+                    print(f"pi {name} samples={samples}: {r.estimate} +- {r.std_error}, hits {r.hits} then {again.hits}")
+            print(f"pi {name}: done", flush=True)
     print(f"sanitize-calls: {calls} calls, {wrong} wrong")
     return 1 if wrong else 0
 
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "cuda",
-                  set(sys.argv[2:]) or {"gemm", "reduce", "transpose"}))
+                  set(sys.argv[2:]) or {"gemm", "reduce", "transpose", "pi"}))
