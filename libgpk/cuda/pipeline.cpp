@@ -470,19 +470,19 @@ public:
     Call(gpk_context &ctx, Pipeline &p, int lanes)
         : ctx_(ctx), p_(p), lanes_(lanes), strict_(ctx.staging.streams == 1), lag_(strict_ ? 0 : lanes) {}
     ~Call() {
-        if (!completed_) abort();  // an exception on the way out
+        if (!completed_) cancel();  // an exception on the way out
     }
     Call(const Call &) = delete;
     Call &operator=(const Call &) = delete;
 
     int lane_of(int64_t chunk) const { return static_cast<int>(chunk % lanes_); }
 
-    // begin(), body, and on any failure abort(): the body ends with finish() and wait().
+    // begin(), body, and on any failure cancel(): the body ends with finish() and wait().
     template <class Body>
     gpk_status run(Body &&body) {
         gpk_status st = begin();
         if (st == GPK_SUCCESS) st = body();
-        if (st != GPK_SUCCESS) abort();
+        if (st != GPK_SUCCESS) cancel();
         completed_ = true;
         return st;
     }
@@ -616,7 +616,7 @@ private:
     // After a failure: wait for whatever the lanes still have, so that no copy touches
     // the caller's arrays or a slot after the call returns, and leave the slots empty
     // and the CUDA runtime without a pending error, ready for the next call.
-    void abort() {
+    void cancel() {
         for (int l = 0; l < lanes_; ++l) {
             LaneState &L = p_.lanes[l];
             cudaStreamSynchronize(L.lane.stream);
