@@ -176,6 +176,9 @@ struct RunOptions {
     int repeat = 20;
     double time_box_s = 2.0;  // a first call slower than this gets...
     int time_boxed_repeat = 3;  // ...this many timed repeats
+    // When not empty, only these variants run (and the vendor's, variant 0, for the
+    // ratios); step and cumulative speedups then compare the rows shown.
+    std::vector<std::string> variants;
 };
 
 // Checks and times every variant of the case's op on env.ctx, printing the table

@@ -265,6 +265,10 @@ CaseResult run_case(Env &env, Case &c, const RunOptions &opt) {
         for (Row &row : ceiling_rows) row.ratio_to_copy = ratio(row, ceiling_rows.front());
 
         for (int i = 0; i < count; ++i) {
+            const std::string &name = names[static_cast<size_t>(i)];
+            if (i > 0 && !opt.variants.empty() &&
+                std::find(opt.variants.begin(), opt.variants.end(), name) == opt.variants.end())
+                continue;
             Row row;
             row.index = i;
             row.variant = names[static_cast<size_t>(i)];

@@ -55,6 +55,7 @@ struct Options {
     std::vector<int> ops;
     std::vector<std::string> sizes;  // as given, parsed per op
     std::vector<int> dtypes;
+    std::vector<std::string> variants;  // empty: every variant
     int repeat = 0;  // 0: the default for the mode
     std::string json = kDefaultJson;
     bool quick = false;
@@ -66,8 +67,8 @@ struct Options {
 void usage(std::FILE *to) {
     std::fprintf(to,
                  "usage: %s [--op gemm|reduce|transpose|pi|all] [--size S[,S...]] [--dtype f32|f64|i32|i64[,...]]\n"
-                 "                 [--repeat R] [--json FILE] [--quick] [--backend auto|cuda|host] [--device N]\n"
-                 "                 [--list]\n"
+                 "                 [--variant NAME[,NAME...]] [--repeat R] [--json FILE] [--quick]\n"
+                 "                 [--backend auto|cuda|host] [--device N] [--list]\n"
                  "  --op       ops to run, comma-separated (default all)\n"
                  "  --size     gemm: N or MxNxK; reduce: N; transpose: N or ROWSxCOLS; pi: samples.\n"
                  "             Counts may be written 4096, 2^28 or 1e8. Default: the headline set\n"
@@ -75,6 +76,7 @@ void usage(std::FILE *to) {
                  "             16384^2 (f64: 8192^2); pi 2^32 samples)\n"
                  "  --dtype    element types, comma-separated (default: gemm f32,f64; reduce f32,i32;\n"
                  "             transpose f32,f64); pi has none\n"
+                 "  --variant  run only these variants, and the vendor's for the ratios (default all)\n"
                  "  --repeat   timed calls per variant (default %d; %d with --quick or on the host backend);\n"
                  "             a variant whose first call takes over 2 s gets 3\n"
                  "  --json     where to write every row (default %s)\n"
@@ -130,6 +132,9 @@ int parse(int argc, char **argv, Options *opt) {
                 if (dtype < 0) return bad("unknown dtype '" + name + "' (f32, f64, i32 or i64)");
                 opt->dtypes.push_back(dtype);
             }
+        } else if (gpk_app::take_option(argc, argv, &i, "--variant", &value, &missing)) {
+            if (missing || value.empty()) return bad("--variant needs a variant name");
+            for (const std::string &name : gpk_app::split(value, ',')) opt->variants.push_back(name);
         } else if (gpk_app::take_option(argc, argv, &i, "--repeat", &value, &missing)) {
             const auto repeat = gpk_app::parse_count(value);
             if (missing || !repeat || *repeat < 1 || *repeat > 100000) return bad("--repeat needs a count >= 1");
@@ -268,6 +273,7 @@ int main(int argc, char **argv) {
         if (!plan(opt, small, &specs)) return 2;
         RunOptions run;
         run.repeat = opt.repeat ? opt.repeat : small ? kQuickRepeat : kDefaultRepeat;
+        run.variants = opt.variants;
 
         const RunInfo info = describe_run(*env, small, run.repeat);
         std::printf("%s: libgpk %s, %s backend on %s", kProg, gpk_app::library_version().c_str(),

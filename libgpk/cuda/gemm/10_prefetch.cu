@@ -1,0 +1,306 @@
+// Rung 10, prefetch: rung 7's 8x8 register blocks, with every wait taken off the
+// multiply-adds. Rung 7 stops the whole block twice per k-tile: it loads the next
+// tiles from global memory only once the current ones are used up, then waits for
+// them at a barrier, and each step of k waits for its shared-memory reads. Rung 8
+// hid the global loads with cp.async, but its operand that is contiguous along k can
+// only be transposed into the k-major tile with 4-byte copies, and its loads keep
+// the layout and alignment tests of every element at run time. Here:
+//
+// * Global loads are prefetched into registers one k-tile ahead: the loads of tile
+//   t + 1 are issued before the multiply-adds of tile t and stored to shared memory
+//   after them, so their latency runs under 512 multiply-adds per thread.
+// * Shared memory is double-buffered: the prefetched tile goes to the other buffer,
+//   so one __syncthreads() per k-tile is enough.
+// * Fragments are double-buffered in registers: the operands of step p + 1 are read
+//   from shared memory while step p multiplies.
+// * The layout of each operand (contiguous along the tile's long side, or along k) is
+//   a template parameter, so each of the four cases is its own kernel with no layout
+//   test in the loop. A thread loads 4 consecutive elements per piece of a tile, as
+//   one 16-byte load when the operand is aligned for it and the piece lies inside the
+//   matrix, else as 4 checked element loads; the operand contiguous along k is
+//   transposed on its way into shared memory by 4 scalar stores, which cost nothing
+//   next to the 512 multiply-adds they feed.
+// * A warp's 32 lanes are 8 along m by 4 along n, so each 16-byte shared-memory read
+//   of a step touches 8 consecutive vectors of A or 4 of B: one wavefront each.
+//
+// The block tile is chosen by the number of tiles the GPU can run at once: 128x128
+// (256 threads, two blocks per SM) when C has enough of them to fill the GPU, 64x64
+// (64 threads) for small C, where a 128x128 grid would leave SMs idle. F32 only: the
+// F64 path is rung 9's FP64 tensor cores. The large tile can be overridden at compile
+// time with -DGPK_PREFETCH_TUNE_{BM,BN,BK,MINBLOCKS}=... (scripts/tune-gemm).
+#include "gemm_util.cuh"
+
+#ifndef GPK_PREFETCH_TUNE_BM
+#define GPK_PREFETCH_TUNE_BM 128
+#endif
+#ifndef GPK_PREFETCH_TUNE_BN
+#define GPK_PREFETCH_TUNE_BN 128
+#endif
+#ifndef GPK_PREFETCH_TUNE_BK
+#define GPK_PREFETCH_TUNE_BK 8
+#endif
+#ifndef GPK_PREFETCH_TUNE_MINBLOCKS
+#define GPK_PREFETCH_TUNE_MINBLOCKS 2
+#endif
+
+namespace gpk::cuda {
+namespace {
+
+using namespace gemm_util;
+
+// Block tile BM x BN, k-tile BK, blocks per SM the registers are capped for.
+template <int BM, int BN, int BK, int MinBlocks>
+struct Config {
+    static constexpr int kTileM = BM, kTileN = BN, kTileK = BK, kMinBlocks = MinBlocks;
+    static constexpr int kThreadM = 8, kThreadN = 8;  // a thread's block of C
+    static constexpr int kThreadsM = BM / kThreadM, kThreadsN = BN / kThreadN;
+    static constexpr int kThreads = kThreadsM * kThreadsN;
+    static constexpr int kLanesM = 8, kLanesN = 4;  // a warp's lanes over the threads' grid
+    static constexpr int kWarpsM = kThreadsM / kLanesM;
+    // A thread's 8 rows (columns) are two runs of 4, half a tile apart.
+    static constexpr int kHalfM = BM / 2, kHalfN = BN / 2;
+    static constexpr int kRowA = BM + 4, kRowB = BN + 4;  // padded k-major tile rows
+
+    static_assert(kThreadsM % kLanesM == 0 && kThreadsN % kLanesN == 0, "whole warps of 8 x 4 lanes");
+    static_assert(kThreads % 32 == 0 && kThreads <= 1024, "whole warps, at most 1024 threads");
+    static_assert(BK % 8 == 0, "k-tiles of whole 4-element pieces, an even number of steps");
+    static_assert(BM * BK % (4 * kThreads) == 0 && BN * BK % (4 * kThreads) == 0,
+                  "the tiles split evenly into 4-element pieces over the threads");
+};
+
+using Large = Config<GPK_PREFETCH_TUNE_BM, GPK_PREFETCH_TUNE_BN, GPK_PREFETCH_TUNE_BK, GPK_PREFETCH_TUNE_MINBLOCKS>;
+using Small = Config<64, 64, 8, 4>;
+
+// The pieces of one operand's k-tile that a thread loads: kPieces runs of 4
+// consecutive elements of X, where op(X) is outer x k (A: outer = m; B^T: outer = n).
+// kContigO: X is contiguous along outer (A not transposed, B transposed), else along
+// k. The tile goes to shared memory k-major, S[p][o], rows kRow apart.
+template <int kOuter, int BK, int kThreads, bool kContigO>
+struct TileLoader {
+    static constexpr int kPieces = kOuter * BK / 4 / kThreads;
+    float4 v[kPieces];
+    const float *src[kPieces];  // this k-tile's piece in X
+    int tid;
+
+    // Where piece r of thread tid lies in the tile. Recomputed where it is needed
+    // rather than kept: registers are what this kernel runs short of.
+    __device__ __forceinline__ int piece_o(int r) const {
+        const int e = tid + r * kThreads;
+        return kContigO ? e % (kOuter / 4) * 4 : e / (BK / 4);
+    }
+    __device__ __forceinline__ int piece_p(int r) const {
+        const int e = tid + r * kThreads;
+        return kContigO ? e / (kOuter / 4) : e % (BK / 4) * 4;
+    }
+
+    __device__ __forceinline__ TileLoader(const float *X, int64_t ld, int64_t o0, int thread) : tid(thread) {
+#pragma unroll
+        for (int r = 0; r < kPieces; ++r)
+            src[r] = X + (kContigO ? (o0 + piece_o(r)) + piece_p(r) * ld : piece_p(r) + (o0 + piece_o(r)) * ld);
+    }
+
+    // Loads a k-tile whose first `outer_left` x `k_left` elements (capped at the tile)
+    // lie inside the operand. `fast`: all of them do, and X allows 16-byte loads.
+    __device__ __forceinline__ void load(bool fast, int outer_left, int k_left) {
+#pragma unroll
+        for (int r = 0; r < kPieces; ++r) {
+            if (fast) {
+                v[r] = *reinterpret_cast<const float4 *>(src[r]);
+            } else {
+                const int o = piece_o(r), p = piece_p(r);
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {
+                    const bool inside = kContigO ? o + q < outer_left && p < k_left : o < outer_left && p + q < k_left;
+                    (&v[r].x)[q] = inside ? src[r][q] : 0.0f;
+                }
+            }
+        }
+    }
+
+    // Moves the pointers on to the next k-tile.
+    __device__ __forceinline__ void advance(int64_t ld) {
+#pragma unroll
+        for (int r = 0; r < kPieces; ++r) src[r] += kContigO ? BK * ld : BK;
+    }
+
+    template <int kRow>
+    __device__ __forceinline__ void store(float (*S)[kRow]) const {
+#pragma unroll
+        for (int r = 0; r < kPieces; ++r) {
+            if (kContigO) {
+                *reinterpret_cast<float4 *>(&S[piece_p(r)][piece_o(r)]) = v[r];
+            } else {
+#pragma unroll
+                for (int q = 0; q < 4; ++q) S[piece_p(r) + q][piece_o(r)] = (&v[r].x)[q];
+            }
+        }
+    }
+};
+
+// A thread's 8 elements of one step of k: two 16-byte runs, `half` apart.
+template <int kHalf>
+__device__ __forceinline__ void load_fragment(float (&f)[8], const float *row, int t) {
+    const float4 lo = *reinterpret_cast<const float4 *>(row + t * 4);
+    const float4 hi = *reinterpret_cast<const float4 *>(row + kHalf + t * 4);
+    f[0] = lo.x, f[1] = lo.y, f[2] = lo.z, f[3] = lo.w;
+    f[4] = hi.x, f[5] = hi.y, f[6] = hi.z, f[7] = hi.w;
+}
+
+template <class Cfg, bool kAContigM, bool kBContigN>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
+    gemm_prefetch_kernel(int64_t m, int64_t n, int64_t k, float alpha, const float *__restrict__ A, int64_t lda,
+                         const float *__restrict__ B, int64_t ldb, float beta, float *__restrict__ C, int64_t ldc,
+                         bool vec_a, bool vec_b, bool vec_c) {
+    constexpr int BM = Cfg::kTileM, BN = Cfg::kTileN, BK = Cfg::kTileK, kThreads = Cfg::kThreads;
+    constexpr int kRowA = Cfg::kRowA, kRowB = Cfg::kRowB;
+    __shared__ __align__(16) float As[2][BK][kRowA];  // As[.][p][i] = op(A)(i0 + i, p0 + p)
+    __shared__ __align__(16) float Bs[2][BK][kRowB];  // Bs[.][p][j] = op(B)(p0 + p, j0 + j)
+
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int tm = warp % Cfg::kWarpsM * Cfg::kLanesM + lane % Cfg::kLanesM;
+    const int tn = warp / Cfg::kWarpsM * Cfg::kLanesN + lane / Cfg::kLanesM;
+    const int64_t tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
+    const int64_t k_tiles = (k + BK - 1) / BK;
+
+    for (int64_t tj = blockIdx.y; tj < tiles_n; tj += gridDim.y) {
+        for (int64_t ti = blockIdx.x; ti < tiles_m; ti += gridDim.x) {
+            const int64_t i0 = ti * BM, j0 = tj * BN;
+            // What of the tile lies inside C, capped at the tile (32 bits, to spare
+            // registers), and whether whole 16-byte pieces of A (B) may be loaded.
+            const int rows = static_cast<int>(min(m - i0, int64_t(BM)));
+            const int cols = static_cast<int>(min(n - j0, int64_t(BN)));
+            const bool fast_a = vec_a && rows == BM, fast_b = vec_b && cols == BN;
+            TileLoader<BM, BK, kThreads, kAContigM> a_tile(A, lda, i0, tid);
+            TileLoader<BN, BK, kThreads, kBContigN> b_tile(B, ldb, j0, tid);
+
+            float acc[8][8];
+#pragma unroll
+            for (int x = 0; x < 8; ++x)
+#pragma unroll
+                for (int y = 0; y < 8; ++y) acc[x][y] = 0.0f;
+
+            const int k_first = static_cast<int>(min(k, int64_t(BK)));
+            a_tile.load(fast_a && k_first == BK, rows, k_first);
+            b_tile.load(fast_b && k_first == BK, cols, k_first);
+            a_tile.store(As[0]);
+            b_tile.store(Bs[0]);
+            __syncthreads();
+
+            float a[2][8], b[2][8];
+            load_fragment<Cfg::kHalfM>(a[0], As[0][0], tm);
+            load_fragment<Cfg::kHalfN>(b[0], Bs[0][0], tn);
+
+            for (int64_t t = 0; t < k_tiles; ++t) {
+                const int cur = static_cast<int>(t & 1);
+                const bool more = t + 1 < k_tiles;
+                if (more) {
+                    const int k_left = static_cast<int>(min(k - (t + 1) * BK, int64_t(BK)));
+                    a_tile.advance(lda);
+                    b_tile.advance(ldb);
+                    a_tile.load(fast_a && k_left == BK, rows, k_left);
+                    b_tile.load(fast_b && k_left == BK, cols, k_left);
+                }
+#pragma unroll
+                for (int p = 0; p < BK; ++p) {
+                    if (p + 1 < BK) {
+                        load_fragment<Cfg::kHalfM>(a[(p + 1) % 2], As[cur][p + 1], tm);
+                        load_fragment<Cfg::kHalfN>(b[(p + 1) % 2], Bs[cur][p + 1], tn);
+                    } else if (more) {
+                        // Nobody reads the other buffer any more: its last reads came
+                        // before the barrier that ended the previous k-tile.
+                        a_tile.store(As[cur ^ 1]);
+                        b_tile.store(Bs[cur ^ 1]);
+                        __syncthreads();
+                        load_fragment<Cfg::kHalfM>(a[0], As[cur ^ 1][0], tm);
+                        load_fragment<Cfg::kHalfN>(b[0], Bs[cur ^ 1][0], tn);
+                    }
+#pragma unroll
+                    for (int x = 0; x < 8; ++x)
+#pragma unroll
+                        for (int y = 0; y < 8; ++y) acc[x][y] = fmaf(a[p % 2][x], b[p % 2][y], acc[x][y]);
+                }
+            }
+
+            // acc[x][y] is C(i0 + x/4*kHalfM + tm*4 + x%4, j0 + y/4*kHalfN + tn*4 + y%4):
+            // per column, two runs of 4 consecutive rows.
+#pragma unroll
+            for (int y = 0; y < 8; ++y) {
+                const int64_t j = j0 + y / 4 * Cfg::kHalfN + tn * 4 + y % 4;
+                if (j >= n) continue;
+#pragma unroll
+                for (int s = 0; s < 2; ++s) {
+                    const int64_t i = i0 + s * Cfg::kHalfM + tm * 4;
+                    float *c = C + (i + j * ldc);
+                    if (vec_c && i + 4 <= m) {
+                        float4 out;
+                        if (beta == 0.0f) {
+                            out = make_float4(alpha * acc[s * 4][y], alpha * acc[s * 4 + 1][y],
+                                              alpha * acc[s * 4 + 2][y], alpha * acc[s * 4 + 3][y]);
+                        } else {
+                            out = *reinterpret_cast<const float4 *>(c);
+                            out.x = alpha * acc[s * 4][y] + beta * out.x;
+                            out.y = alpha * acc[s * 4 + 1][y] + beta * out.y;
+                            out.z = alpha * acc[s * 4 + 2][y] + beta * out.z;
+                            out.w = alpha * acc[s * 4 + 3][y] + beta * out.w;
+                        }
+                        *reinterpret_cast<float4 *>(c) = out;
+                    } else {
+#pragma unroll
+                        for (int q = 0; q < 4; ++q)
+                            if (i + q < m) store_c(c + q, alpha, acc[s * 4 + q][y], beta);
+                    }
+                }
+            }
+            // The next tile of this block refills As[0] and Bs[0], which the last k-tile
+            // may have been read from.
+            __syncthreads();
+        }
+    }
+}
+
+template <class Cfg, bool kAContigM, bool kBContigN>
+gpk_status launch(gpk_context &ctx, const GemmArgs &args) {
+    const float *A = static_cast<const float *>(args.A);
+    const float *B = static_cast<const float *>(args.B);
+    float *C = static_cast<float *>(args.C);
+    gemm_prefetch_kernel<Cfg, kAContigM, kBContigN>
+        <<<tile_grid(args.m, args.n, Cfg::kTileM, Cfg::kTileN), Cfg::kThreads, 0, stream(ctx)>>>(
+            args.m, args.n, args.k, static_cast<float>(args.alpha), A, args.lda, B, args.ldb,
+            static_cast<float>(args.beta), C, args.ldc, vec16_ok<float>(A, args.lda), vec16_ok<float>(B, args.ldb),
+            vec16_ok<float>(C, args.ldc));
+    GPK_LAUNCH_CHECK(ctx, "gemm_prefetch_kernel");
+    return GPK_SUCCESS;
+}
+
+// The four operand layouts of one tile configuration, as a table.
+template <class Cfg>
+gpk_status launch_layout(gpk_context &ctx, const GemmArgs &args) {
+    // [transa][transb]: A is contiguous along m unless transposed, B along n only when
+    // transposed.
+    static constexpr Launcher<GemmArgs> kByLayout[2][2] = {
+        {launch<Cfg, true, false>, launch<Cfg, true, true>},
+        {launch<Cfg, false, false>, launch<Cfg, false, true>},
+    };
+    return kByLayout[args.transa][args.transb](ctx, args);
+}
+
+gpk_status gemm_f32(gpk_context &ctx, const GemmArgs &args) {
+    // The large tile when its grid fills every SM with the blocks it can hold, else
+    // the small one.
+    int sms = 0;
+    GPK_FORWARD_IF_ERROR(device_attribute(ctx, cudaDevAttrMultiProcessorCount, &sms));
+    const int64_t large_tiles = ((args.m + Large::kTileM - 1) / Large::kTileM) *
+                                ((args.n + Large::kTileN - 1) / Large::kTileN);
+    if (large_tiles >= int64_t(sms) * Large::kMinBlocks) return launch_layout<Large>(ctx, args);
+    return launch_layout<Small>(ctx, args);
+}
+
+}  // namespace
+
+gpk_status gemm_prefetch(gpk_context &ctx, const GemmArgs &args) {
+    if (args.dtype != GPK_F32)
+        return fail(&ctx, GPK_ERROR_NOT_SUPPORTED, "gemm variant \"prefetch\" supports F32 only");
+    return gemm_f32(ctx, args);
+}
+
+}  // namespace gpk::cuda
