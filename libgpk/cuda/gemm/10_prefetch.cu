@@ -26,8 +26,9 @@
 // The block tile is chosen by the number of tiles the GPU can run at once: 128x128
 // (256 threads, two blocks per SM) when C has enough of them to fill the GPU, 64x64
 // (64 threads) for small C, where a 128x128 grid would leave SMs idle. F32 only: the
-// F64 path is rung 9's FP64 tensor cores. The large tile can be overridden at compile
-// time with -DGPK_PREFETCH_TUNE_{BM,BN,BK,MINBLOCKS}=... (scripts/tune-gemm).
+// F64 path is rung 9's FP64 tensor cores. Both tiles can be overridden at compile time
+// with -DGPK_PREFETCH_TUNE_{BM,BN,BK,TM,TN,MINBLOCKS,SMALL_BM,SMALL_BN,SMALL_TM,
+// SMALL_TN}=... (scripts/tune-gemm).
 #include "gemm_util.cuh"
 
 #ifndef GPK_PREFETCH_TUNE_BM
@@ -39,8 +40,26 @@
 #ifndef GPK_PREFETCH_TUNE_BK
 #define GPK_PREFETCH_TUNE_BK 8
 #endif
+#ifndef GPK_PREFETCH_TUNE_TM
+#define GPK_PREFETCH_TUNE_TM 8
+#endif
+#ifndef GPK_PREFETCH_TUNE_TN
+#define GPK_PREFETCH_TUNE_TN 8
+#endif
 #ifndef GPK_PREFETCH_TUNE_MINBLOCKS
 #define GPK_PREFETCH_TUNE_MINBLOCKS 2
+#endif
+#ifndef GPK_PREFETCH_TUNE_SMALL_BM
+#define GPK_PREFETCH_TUNE_SMALL_BM 64
+#endif
+#ifndef GPK_PREFETCH_TUNE_SMALL_BN
+#define GPK_PREFETCH_TUNE_SMALL_BN 64
+#endif
+#ifndef GPK_PREFETCH_TUNE_SMALL_TM
+#define GPK_PREFETCH_TUNE_SMALL_TM 8
+#endif
+#ifndef GPK_PREFETCH_TUNE_SMALL_TN
+#define GPK_PREFETCH_TUNE_SMALL_TN 8
 #endif
 
 namespace gpk::cuda {
@@ -48,28 +67,36 @@ namespace {
 
 using namespace gemm_util;
 
-// Block tile BM x BN, k-tile BK, blocks per SM the registers are capped for.
-template <int BM, int BN, int BK, int MinBlocks>
+// Block tile BM x BN, k-tile BK, a thread's block of C TM x TN (runs of 4 rows and 4
+// columns), blocks per SM the registers are capped for.
+template <int BM, int BN, int BK, int TM, int TN, int MinBlocks>
 struct Config {
     static constexpr int kTileM = BM, kTileN = BN, kTileK = BK, kMinBlocks = MinBlocks;
-    static constexpr int kThreadM = 8, kThreadN = 8;  // a thread's block of C
+    static constexpr int kThreadM = TM, kThreadN = TN;
     static constexpr int kThreadsM = BM / kThreadM, kThreadsN = BN / kThreadN;
     static constexpr int kThreads = kThreadsM * kThreadsN;
     static constexpr int kLanesM = 8, kLanesN = 4;  // a warp's lanes over the threads' grid
     static constexpr int kWarpsM = kThreadsM / kLanesM;
-    // A thread's 8 rows (columns) are two runs of 4, half a tile apart.
-    static constexpr int kHalfM = BM / 2, kHalfN = BN / 2;
+    // A thread's rows (columns) are runs of 4, kStrideM (kStrideN) apart: the threads
+    // along m take the runs in between, so a warp's reads are consecutive vectors.
+    static constexpr int kRunsM = TM / 4, kRunsN = TN / 4;
+    static constexpr int kStrideM = BM / kRunsM, kStrideN = BN / kRunsN;
     static constexpr int kRowA = BM + 4, kRowB = BN + 4;  // padded k-major tile rows
 
+    static_assert(TM % 4 == 0 && TN % 4 == 0, "a thread's rows and columns are runs of 4");
     static_assert(kThreadsM % kLanesM == 0 && kThreadsN % kLanesN == 0, "whole warps of 8 x 4 lanes");
     static_assert(kThreads % 32 == 0 && kThreads <= 1024, "whole warps, at most 1024 threads");
     static_assert(BK % 8 == 0, "k-tiles of whole 4-element pieces, an even number of steps");
-    static_assert(BM * BK % (4 * kThreads) == 0 && BN * BK % (4 * kThreads) == 0,
-                  "the tiles split evenly into 4-element pieces over the threads");
+    static_assert((BM * BK / 4) % kThreads == 0 || kThreads % (BM * BK / 4) == 0,
+                  "the A tile's 4-element pieces split evenly over the threads, or the threads over them");
+    static_assert((BN * BK / 4) % kThreads == 0 || kThreads % (BN * BK / 4) == 0,
+                  "the B tile's 4-element pieces split evenly over the threads, or the threads over them");
 };
 
-using Large = Config<GPK_PREFETCH_TUNE_BM, GPK_PREFETCH_TUNE_BN, GPK_PREFETCH_TUNE_BK, GPK_PREFETCH_TUNE_MINBLOCKS>;
-using Small = Config<64, 64, 8, 4>;
+using Large = Config<GPK_PREFETCH_TUNE_BM, GPK_PREFETCH_TUNE_BN, GPK_PREFETCH_TUNE_BK, GPK_PREFETCH_TUNE_TM,
+                     GPK_PREFETCH_TUNE_TN, GPK_PREFETCH_TUNE_MINBLOCKS>;
+using Small = Config<GPK_PREFETCH_TUNE_SMALL_BM, GPK_PREFETCH_TUNE_SMALL_BN, 8, GPK_PREFETCH_TUNE_SMALL_TM,
+                     GPK_PREFETCH_TUNE_SMALL_TN, 1>;
 
 // The pieces of one operand's k-tile that a thread loads: kPieces runs of 4
 // consecutive elements of X, where op(X) is outer x k (A: outer = m; B^T: outer = n).
@@ -77,7 +104,8 @@ using Small = Config<64, 64, 8, 4>;
 // k. The tile goes to shared memory k-major, S[p][o], rows kRow apart.
 template <int kOuter, int BK, int kThreads, bool kContigO>
 struct TileLoader {
-    static constexpr int kPieces = kOuter * BK / 4 / kThreads;
+    static constexpr int kTotal = kOuter * BK / 4;                      // pieces in the tile
+    static constexpr int kPieces = (kTotal + kThreads - 1) / kThreads;  // per thread, at most
     float4 v[kPieces];
     const float *src[kPieces];  // this k-tile's piece in X
     int tid;
@@ -92,6 +120,10 @@ struct TileLoader {
         const int e = tid + r * kThreads;
         return kContigO ? e / (kOuter / 4) : e % (BK / 4) * 4;
     }
+    // Whether piece r exists: with fewer pieces than threads, the last ones have none.
+    __device__ __forceinline__ bool has_piece(int r) const {
+        return kTotal % kThreads == 0 || tid + r * kThreads < kTotal;
+    }
 
     __device__ __forceinline__ TileLoader(const float *X, int64_t ld, int64_t o0, int thread) : tid(thread) {
 #pragma unroll
@@ -104,6 +136,7 @@ struct TileLoader {
     __device__ __forceinline__ void load(bool fast, int outer_left, int k_left) {
 #pragma unroll
         for (int r = 0; r < kPieces; ++r) {
+            if (!has_piece(r)) continue;
             if (fast) {
                 v[r] = *reinterpret_cast<const float4 *>(src[r]);
             } else {
@@ -127,6 +160,7 @@ struct TileLoader {
     __device__ __forceinline__ void store(float (*S)[kRow]) const {
 #pragma unroll
         for (int r = 0; r < kPieces; ++r) {
+            if (!has_piece(r)) continue;
             if (kContigO) {
                 *reinterpret_cast<float4 *>(&S[piece_p(r)][piece_o(r)]) = v[r];
             } else {
@@ -137,13 +171,14 @@ struct TileLoader {
     }
 };
 
-// A thread's 8 elements of one step of k: two 16-byte runs, `half` apart.
-template <int kHalf>
-__device__ __forceinline__ void load_fragment(float (&f)[8], const float *row, int t) {
-    const float4 lo = *reinterpret_cast<const float4 *>(row + t * 4);
-    const float4 hi = *reinterpret_cast<const float4 *>(row + kHalf + t * 4);
-    f[0] = lo.x, f[1] = lo.y, f[2] = lo.z, f[3] = lo.w;
-    f[4] = hi.x, f[5] = hi.y, f[6] = hi.z, f[7] = hi.w;
+// A thread's elements of one step of k: kRuns 16-byte runs, kStride apart.
+template <int kRuns, int kStride>
+__device__ __forceinline__ void load_fragment(float (&f)[4 * kRuns], const float *row, int t) {
+#pragma unroll
+    for (int s = 0; s < kRuns; ++s) {
+        const float4 v = *reinterpret_cast<const float4 *>(row + s * kStride + t * 4);
+        f[4 * s] = v.x, f[4 * s + 1] = v.y, f[4 * s + 2] = v.z, f[4 * s + 3] = v.w;
+    }
 }
 
 template <class Cfg, bool kAContigM, bool kBContigN>
@@ -173,11 +208,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
             TileLoader<BM, BK, kThreads, kAContigM> a_tile(A, lda, i0, tid);
             TileLoader<BN, BK, kThreads, kBContigN> b_tile(B, ldb, j0, tid);
 
-            float acc[8][8];
+            constexpr int TM = Cfg::kThreadM, TN = Cfg::kThreadN;
+            float acc[TM][TN];
 #pragma unroll
-            for (int x = 0; x < 8; ++x)
+            for (int x = 0; x < TM; ++x)
 #pragma unroll
-                for (int y = 0; y < 8; ++y) acc[x][y] = 0.0f;
+                for (int y = 0; y < TN; ++y) acc[x][y] = 0.0f;
 
             const int k_first = static_cast<int>(min(k, int64_t(BK)));
             a_tile.load(fast_a && k_first == BK, rows, k_first);
@@ -186,9 +222,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
             b_tile.store(Bs[0]);
             __syncthreads();
 
-            float a[2][8], b[2][8];
-            load_fragment<Cfg::kHalfM>(a[0], As[0][0], tm);
-            load_fragment<Cfg::kHalfN>(b[0], Bs[0][0], tn);
+            float a[2][TM], b[2][TN];
+            load_fragment<Cfg::kRunsM, Cfg::kStrideM>(a[0], As[0][0], tm);
+            load_fragment<Cfg::kRunsN, Cfg::kStrideN>(b[0], Bs[0][0], tn);
 
             for (int64_t t = 0; t < k_tiles; ++t) {
                 const int cur = static_cast<int>(t & 1);
@@ -203,33 +239,33 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 #pragma unroll
                 for (int p = 0; p < BK; ++p) {
                     if (p + 1 < BK) {
-                        load_fragment<Cfg::kHalfM>(a[(p + 1) % 2], As[cur][p + 1], tm);
-                        load_fragment<Cfg::kHalfN>(b[(p + 1) % 2], Bs[cur][p + 1], tn);
+                        load_fragment<Cfg::kRunsM, Cfg::kStrideM>(a[(p + 1) % 2], As[cur][p + 1], tm);
+                        load_fragment<Cfg::kRunsN, Cfg::kStrideN>(b[(p + 1) % 2], Bs[cur][p + 1], tn);
                     } else if (more) {
                         // Nobody reads the other buffer any more: its last reads came
                         // before the barrier that ended the previous k-tile.
                         a_tile.store(As[cur ^ 1]);
                         b_tile.store(Bs[cur ^ 1]);
                         __syncthreads();
-                        load_fragment<Cfg::kHalfM>(a[0], As[cur ^ 1][0], tm);
-                        load_fragment<Cfg::kHalfN>(b[0], Bs[cur ^ 1][0], tn);
+                        load_fragment<Cfg::kRunsM, Cfg::kStrideM>(a[0], As[cur ^ 1][0], tm);
+                        load_fragment<Cfg::kRunsN, Cfg::kStrideN>(b[0], Bs[cur ^ 1][0], tn);
                     }
 #pragma unroll
-                    for (int x = 0; x < 8; ++x)
+                    for (int x = 0; x < TM; ++x)
 #pragma unroll
-                        for (int y = 0; y < 8; ++y) acc[x][y] = fmaf(a[p % 2][x], b[p % 2][y], acc[x][y]);
+                        for (int y = 0; y < TN; ++y) acc[x][y] = fmaf(a[p % 2][x], b[p % 2][y], acc[x][y]);
                 }
             }
 
-            // acc[x][y] is C(i0 + x/4*kHalfM + tm*4 + x%4, j0 + y/4*kHalfN + tn*4 + y%4):
-            // per column, two runs of 4 consecutive rows.
+            // acc[x][y] is C(i0 + x/4*kStrideM + tm*4 + x%4, j0 + y/4*kStrideN + tn*4 + y%4):
+            // per column, runs of 4 consecutive rows.
 #pragma unroll
-            for (int y = 0; y < 8; ++y) {
-                const int64_t j = j0 + y / 4 * Cfg::kHalfN + tn * 4 + y % 4;
+            for (int y = 0; y < TN; ++y) {
+                const int64_t j = j0 + y / 4 * Cfg::kStrideN + tn * 4 + y % 4;
                 if (j >= n) continue;
 #pragma unroll
-                for (int s = 0; s < 2; ++s) {
-                    const int64_t i = i0 + s * Cfg::kHalfM + tm * 4;
+                for (int s = 0; s < Cfg::kRunsM; ++s) {
+                    const int64_t i = i0 + s * Cfg::kStrideM + tm * 4;
                     float *c = C + (i + j * ldc);
                     if (vec_c && i + 4 <= m) {
                         float4 out;
