@@ -1,11 +1,12 @@
 // gpk_pi conformance: every variant (and "auto"): the result's fields agree with
 // each other, the estimate is statistically sound, and hits depend only on
 // (samples, seed) within the Philox family -- across variants and, on the CUDA
-// backend, against a host-backend context. The quasi-Monte Carlo variant "sobol" is
-// checked against a reference of its sequence written here, and for its error rate.
+// backend, against a host-backend context. The Philox family's mapping (3 samples per
+// Philox block, 21-bit cell midpoints) and the quasi-Monte Carlo variant "sobol" are
+// each checked against a reference written here; "sobol" also for its error rate.
 // gpk_pi_range: ranges that split [0, samples) add up to gpk_pi's hits in every
-// variant, and a range anywhere in the 64-bit sequence counts what the definition
-// puts there.
+// variant, whatever residue mod 3 they start and end at, and a range anywhere in the
+// 64-bit sequence counts what the definition puts there.
 #include "harness.hpp"
 
 #include "../libgpk/common/philox.hpp"
@@ -71,10 +72,72 @@ bool call_range(Case &c, Suite &suite, const std::string &variant, uint64_t firs
     return call_pi_or_range(c, suite, suite.ctx(), variant, true, first, count, seed, device_result, out);
 }
 
+// ---- a reference of the Philox family ---------------------------------------------
+//
+// Written from the definition in libgpk/common/philox.hpp, sharing no code with it:
+// triple t = sample / 3 is Philox4x32-10 of counter (lo(t), hi(t), 0, 0) and key
+// (lo(seed), hi(seed)); its words w0..w3 give the 21-bit coordinates (M = 2^21 - 1)
+// c0 = w0 & M, c1 = w1 & M, c2 = w2 & M, c3 = w3 & M,
+// c4 = ((w0 >> 21) | ((w1 >> 21) << 11)) & M, c5 = the same of w2 and w3;
+// sample 3t is (c0, c1), 3t + 1 is (c2, c3), 3t + 2 is (c4, c5); a point is inside
+// when its cell midpoint is: (2x + 1)^2 + (2y + 1)^2 < 2^44.
+
+struct RefWords {
+    uint32_t w[4];
+};
+
+// Philox4x32-10 as Salmon et al. define it: ten rounds of two 32x32->64-bit products
+// and a key schedule bumped by the Weyl constants.
+RefWords ref_philox(const uint32_t counter[4], const uint32_t key[2]) {
+    uint32_t c[4] = {counter[0], counter[1], counter[2], counter[3]}, k0 = key[0], k1 = key[1];
+    for (int round = 0; round < 10; ++round) {
+        const uint64_t p0 = uint64_t(0xD2511F53u) * c[0], p1 = uint64_t(0xCD9E8D57u) * c[2];
+        const uint32_t next[4] = {static_cast<uint32_t>(p1 >> 32) ^ c[1] ^ k0, static_cast<uint32_t>(p1),
+                                  static_cast<uint32_t>(p0 >> 32) ^ c[3] ^ k1, static_cast<uint32_t>(p0)};
+        std::memcpy(c, next, sizeof c);
+        k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;
+    }
+    return RefWords{{c[0], c[1], c[2], c[3]}};
+}
+
+bool ref_midpoint_inside(uint32_t x, uint32_t y) {
+    const uint64_t a = 2 * uint64_t(x) + 1, b = 2 * uint64_t(y) + 1;
+    return a * a + b * b < (uint64_t(1) << 44);
+}
+
+bool ref_philox_inside(uint64_t sample, uint64_t seed) {
+    const uint64_t t = sample / 3;
+    const uint32_t counter[4] = {static_cast<uint32_t>(t), static_cast<uint32_t>(t >> 32), 0, 0};
+    const uint32_t key[2] = {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
+    const RefWords r = ref_philox(counter, key);
+    const uint32_t m = (uint32_t(1) << 21) - 1;
+    const uint32_t c[6] = {r.w[0] & m, r.w[1] & m, r.w[2] & m, r.w[3] & m,
+                           ((r.w[0] >> 21) | ((r.w[1] >> 21) << 11)) & m,
+                           ((r.w[2] >> 21) | ((r.w[3] >> 21) << 11)) & m};
+    const unsigned k = static_cast<unsigned>(sample % 3);
+    return ref_midpoint_inside(c[2 * k], c[2 * k + 1]);
+}
+
+// The hits of samples [first, first + count) of the Philox family, one sample at a
+// time from the reference.
+uint64_t ref_philox_hits(uint64_t first, uint64_t count, uint64_t seed) {
+    uint64_t hits = 0;
+    for (uint64_t i = 0; i < count; ++i) hits += ref_philox_inside(first + i, seed) ? 1 : 0;
+    return hits;
+}
+
+// Where the mapping is checked sample by sample: seeds and first samples (near 2^63 and
+// the last indices too, and across triple 2^32, where the counter's high word changes).
+const uint64_t kRefSeeds[] = {0, 42, 0x9E3779B97F4A7C15ull, UINT64_MAX};
+const uint64_t kTriple32 = uint64_t(3) << 32;  // sample 3 * 2^32 starts triple 2^32
+const uint64_t kRefStarts[] = {0, 1000, kTriple32 - 151, (uint64_t(1) << 63) - 151, UINT64_MAX - 301};
+const uint64_t kRefCount = 300;
+
 // The sequence every Philox-family variant shares, pinned independently of the
 // library's calls: Philox4x32-10 against the known-answer vectors of Random123 (the
-// generator's reference implementation), and the inside test against the plain 64-bit
-// definition x^2 + y^2 < 2^64, on points at the circle's edge and on random ones.
+// generator's reference implementation), the library's mapping of samples to points
+// against the reference above, and the inside tests against their plain definitions,
+// on points at the circle's edge and on random ones.
 void definition(Suite &suite) {
     {
         Case c(suite, "Philox4x32-10 known-answer vectors");
@@ -90,10 +153,99 @@ void definition(Suite &suite) {
         for (const auto &t : kat) {
             const gpk::Philox4 r = gpk::philox4x32_10(
                 gpk::Philox4{{t.counter[0], t.counter[1], t.counter[2], t.counter[3]}}, t.key[0], t.key[1]);
-            for (int i = 0; i < 4; ++i)
+            const RefWords ref = ref_philox(t.counter, t.key);
+            for (int i = 0; i < 4; ++i) {
                 if (r.v[i] != t.want[i])
                     c.fail("counter %08x...: word %d is %08x, expected %08x", t.counter[0], i, r.v[i], t.want[i]);
+                if (ref.w[i] != t.want[i])
+                    c.fail("the test's reference, counter %08x...: word %d is %08x, expected %08x", t.counter[0], i,
+                           ref.w[i], t.want[i]);
+            }
         }
+    }
+    {
+        // Sample by sample, and triple by triple as the kernels count them.
+        Case c(suite, "Philox mapping: 3 samples per Philox block, 21-bit cell midpoints, against the reference");
+        uint64_t wrong = 0;
+        for (uint64_t seed : kRefSeeds)
+            for (uint64_t first : kRefStarts)
+                for (uint64_t s = first; s < first + kRefCount; ++s) {
+                    const uint32_t got = gpk::pi_sample_inside(s, seed), want = ref_philox_inside(s, seed);
+                    if (got != want && ++wrong <= 5)
+                        c.fail("seed %" PRIu64 " sample %" PRIu64 ": inside %u, the reference says %u", seed, s, got,
+                               want);
+                    if (s % 3 != 0 || s > UINT64_MAX - 3) continue;
+                    const uint32_t triple = gpk::pi_triple_hits(gpk::pi_triple(s / 3, seed));
+                    const uint64_t triple_want = ref_philox_hits(s, 3, seed);
+                    if (triple != triple_want && ++wrong <= 5)
+                        c.fail("seed %" PRIu64 " triple %" PRIu64 ": %u hits, the reference says %" PRIu64, seed,
+                               s / 3, triple, triple_want);
+                }
+        // The reference itself, against counts made once by a separate Python
+        // implementation of the same definition.
+        const struct {
+            uint64_t first, count, seed, hits;
+        } fixed[] = {{0, 10000, 42, 7795}, {(uint64_t(1) << 63) - 151, 300, UINT64_MAX, 229}};
+        for (const auto &f : fixed)
+            if (ref_philox_hits(f.first, f.count, f.seed) != f.hits)
+                c.fail("the test's reference counts %" PRIu64 " hits in [%" PRIu64 ", +%" PRIu64 ") for seed %" PRIu64
+                       ", not %" PRIu64,
+                       ref_philox_hits(f.first, f.count, f.seed), f.first, f.count, f.seed, f.hits);
+    }
+    {
+        // The library's split of a range into edge samples and whole triples, for
+        // every start and end residue, ranges inside one triple and the last indices.
+        Case c(suite, "Philox range split: edges and whole triples cover the range exactly");
+        const uint64_t seed = 42;
+        for (uint64_t base : {uint64_t(0), uint64_t(999), kTriple32 - 6, UINT64_MAX - 12}) {
+            for (uint64_t a = 0; a <= 6; ++a) {
+                for (uint64_t n = 0; a + n <= 12; ++n) {
+                    const uint64_t first = base + a;
+                    const gpk::PiTriples r = gpk::pi_split_range(first, n, seed);
+                    // Whole triples lie inside the range, and leave at most 2 + 2 edge samples.
+                    const uint64_t whole = r.end_triple >= r.first_triple ? r.end_triple - r.first_triple : 0;
+                    const bool inside = whole == 0 || (r.first_triple * 3 >= first && r.end_triple * 3 <= first + n);
+                    const bool shape = r.end_triple >= r.first_triple && inside && n - 3 * whole <= 4;
+                    const uint64_t hits =
+                        r.edge_hits + (inside ? ref_philox_hits(3 * r.first_triple, 3 * whole, seed) : 0);
+                    if (!shape || hits != ref_philox_hits(first, n, seed))
+                        c.fail("range [%" PRIu64 ", +%" PRIu64 "): triples [%" PRIu64 ", %" PRIu64 "), %u edge hits, "
+                               "%" PRIu64 " in all, the reference counts %" PRIu64,
+                               first, n, r.first_triple, r.end_triple, r.edge_hits, hits,
+                               ref_philox_hits(first, n, seed));
+                }
+            }
+        }
+    }
+    {
+        Case c(suite, "pi_cell_inside is (2x+1)^2 + (2y+1)^2 < 2^44");
+        const uint32_t top = (uint32_t(1) << 21) - 1;
+        uint64_t wrong = 0, boundary = 0;
+        auto check = [&](uint32_t x, uint32_t y) {
+            const uint32_t want = ref_midpoint_inside(x, y) ? 1u : 0u;
+            if (gpk::pi_cell_inside(x, y) != want && ++wrong <= 5)
+                c.fail("pi_cell_inside(%u, %u) = %u, expected %u", x, y, gpk::pi_cell_inside(x, y), want);
+        };
+        uint64_t s = 0x2545F4914F6CDD1Dull;
+        for (uint32_t i = 0; i < 200000; ++i) {
+            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+            const uint32_t x = i < 1000 ? i : i < 2000 ? top - (i - 1000) : static_cast<uint32_t>(s) & top;
+            // The largest y whose midpoint is inside for this x, and its neighbours.
+            const uint64_t a = 2 * uint64_t(x) + 1, rest = (uint64_t(1) << 44) - a * a;  // (2y + 1)^2 < rest
+            uint64_t b = static_cast<uint64_t>(std::sqrt(static_cast<double>(rest)));
+            while (b > 0 && b * b >= rest) --b;
+            while ((b + 1) * (b + 1) < rest) ++b;
+            const int64_t y = (static_cast<int64_t>(b) - 1) / 2;  // the largest y with 2y + 1 <= b
+            for (int d = -2; d <= 2; ++d) {
+                const int64_t yy = y + d;
+                if (yy < 0 || yy > top) continue;
+                ++boundary;
+                check(x, static_cast<uint32_t>(yy));
+            }
+            check(x, static_cast<uint32_t>(s >> 32) & top);
+        }
+        check(0, 0), check(top, top), check(0, top), check(top, 0);
+        if (boundary < 500000) c.fail("only %" PRIu64 " points next to the circle were checked", boundary);
     }
     {
         Case c(suite, "pi_inside is x^2 + y^2 < 2^64");
@@ -196,16 +348,8 @@ uint64_t ref_sobol_hits(uint64_t samples, uint64_t seed) {
 // exactly gpk_pi's hits, in every variant (each within its own family); and a range
 // anywhere in the 64-bit sequence must count the samples the definition puts there.
 
-const uint64_t kPow33 = uint64_t(1) << 33;   // sample 2^33 starts pair 2^32
+const uint64_t kTriple31 = uint64_t(3) << 31;  // sample 3 * 2^31 starts triple 2^31
 const uint64_t kPow63 = uint64_t(1) << 63;
-
-// The hits of samples [first, first + count) of the Philox family, one sample at a
-// time from the definition (pinned by the known-answer vectors above).
-uint64_t ref_philox_hits(uint64_t first, uint64_t count, uint64_t seed) {
-    uint64_t hits = 0;
-    for (uint64_t i = 0; i < count; ++i) hits += gpk::pi_sample_inside(first + i, seed);
-    return hits;
-}
 
 uint64_t ref_sobol_range_hits(uint64_t first, uint64_t count, uint64_t seed) {
     uint64_t hits = 0;
@@ -250,6 +394,22 @@ bool split_hits(Case &c, Suite &suite, const std::string &variant, const std::ve
     return true;
 }
 
+// Bounds from `first` to `end` whose first ranges start at every residue mod 3 with
+// every length from 0 to 7: empty ranges, ranges inside one triple, ranges with one or
+// two samples before and after whole triples (single samples step between residues);
+// the last range takes the rest. Needs end - first >= 108.
+std::vector<uint64_t> residue_split(uint64_t first, uint64_t end) {
+    std::vector<uint64_t> bounds = {first};
+    for (uint64_t length = 0; length <= 7; ++length) {
+        for (uint64_t residue = 0; residue < 3; ++residue) {
+            while (bounds.back() % 3 != residue) bounds.push_back(bounds.back() + 1);
+            bounds.push_back(bounds.back() + length);
+        }
+    }
+    bounds.push_back(end);
+    return bounds;
+}
+
 std::string describe(const std::vector<uint64_t> &bounds) {
     std::string text;
     for (uint64_t b : bounds) text += (text.empty() ? "" : ",") + std::to_string(b);
@@ -257,19 +417,21 @@ std::string describe(const std::vector<uint64_t> &bounds) {
 }
 
 void range_splits(Suite &suite, const std::vector<std::string> &variants) {
-    // Uneven splits of a few sizes: single samples, odd starts and ends, empty ranges
-    // (at the start, the middle and the end), the ranks' split for 2, 3, 4 and 7
-    // processes, and a random one.
+    // Uneven splits of a few sizes: single samples, starts and ends at every residue
+    // mod 3 (a Philox block gives 3 samples), empty ranges (at the start, the middle
+    // and the end), the ranks' split for 2, 3, 4 and 7 processes, and a random one.
     struct Split {
         uint64_t samples;
         std::vector<std::vector<uint64_t>> splits;
     };
     std::vector<Split> cases = {
         {1, {{0, 0, 1}, {0, 1, 1}}},
-        {3, {{0, 1, 2, 3}, {0, 1, 1, 3}, {0, 0, 3, 3}}},
+        {3, {{0, 1, 2, 3}, {0, 1, 1, 3}, {0, 0, 3, 3}, {0, 2, 3}}},
+        {7, {{0, 1, 6, 7}, {0, 2, 5, 7}, {0, 4, 7}, {0, 1, 3, 4, 5, 7}}},
         {1000001,
          {{0, 1000001},
           {0, 1, 2, 7, 7, 333334, 500001, 500001, 999998, 1000001},
+          residue_split(0, 1000001),
           {0, 0, 499999, 1000000, 1000001, 1000001},
           even_split(1000001, 2),
           even_split(1000001, 3),
@@ -312,12 +474,13 @@ void range_splits(Suite &suite, const std::vector<std::string> &variants) {
     }
 }
 
-// Ranges far into the sequence, counted by the definition: across the pair 2^31 and
-// 2^32 boundaries (samples 2^32 and 2^33), past sample 2^63, and up to the last
-// sample a range may hold (2^64 - 2).
+// Ranges far into the sequence, counted by the reference: across the triple 2^31 and
+// 2^32 boundaries (samples 3 * 2^31 and 3 * 2^32; at the second the counter's high
+// word changes), past sample 2^63, and up to the last sample a range may hold
+// (2^64 - 2); starting at each residue mod 3.
 void range_anywhere(Suite &suite, const std::vector<std::string> &variants) {
     const uint64_t kCount = 2001;
-    const uint64_t starts[] = {(uint64_t(1) << 32) - 1000, kPow33 - 1001, kPow33 + 1, kPow63 - 999,
+    const uint64_t starts[] = {kTriple31 - 1000, kTriple32 - 1001, kTriple32 + 1, kPow63 - 999,
                                UINT64_MAX - kCount};
     const uint64_t seed = 0x5EED;
     for (const std::string &variant : variants) {
@@ -335,23 +498,59 @@ void range_anywhere(Suite &suite, const std::vector<std::string> &variants) {
                 if (r.hits != want) c.fail("hits %" PRIu64 ", the Sobol reference counts %" PRIu64, r.hits, want);
             } else if (variant != "curand_thrust" && variant != "lecture") {
                 const uint64_t want = ref_philox_hits(first, kCount, seed);
-                if (r.hits != want) c.fail("hits %" PRIu64 ", the definition counts %" PRIu64, r.hits, want);
+                if (r.hits != want) c.fail("hits %" PRIu64 ", the reference counts %" PRIu64, r.hits, want);
             }
-            // The same range in pieces of every parity, the middle one crossing the
-            // boundary when the range straddles one.
-            const std::vector<uint64_t> bounds = {first, first + 1, first + 2, first + 999, first + 1002,
-                                                  first + 1002, first + 1333, first + kCount};
-            uint64_t hits = 0;
-            if (split_hits(c, suite, variant, bounds, seed, false, &hits) && hits != r.hits)
-                c.fail("pieces %s add up to %" PRIu64 " hits, the whole range has %" PRIu64,
-                       describe(bounds).c_str(), hits, r.hits);
+            // The same range in pieces starting and ending at every residue mod 3, the
+            // piece [first + 999, first + 1002) crossing the boundary when the range
+            // straddles one; then in short pieces of every length and start residue.
+            const std::vector<std::vector<uint64_t>> splits = {
+                {first, first + 1, first + 2, first + 999, first + 1002, first + 1002, first + 1333, first + kCount},
+                residue_split(first, first + kCount)};
+            for (const std::vector<uint64_t> &bounds : splits) {
+                uint64_t hits = 0;
+                if (split_hits(c, suite, variant, bounds, seed, false, &hits) && hits != r.hits)
+                    c.fail("pieces %s add up to %" PRIu64 " hits, the whole range has %" PRIu64,
+                           describe(bounds).c_str(), hits, r.hits);
+            }
         }
         // Empty ranges anywhere, even at the last index: no work, 0 hits, NaN figures.
-        for (uint64_t first : {uint64_t(0), uint64_t(1), kPow33 + 1, kPow63 + 5, UINT64_MAX}) {
+        for (uint64_t first : {uint64_t(0), uint64_t(1), uint64_t(2), kTriple32 + 1, kPow63 + 5, UINT64_MAX}) {
             Case c(suite, format("pi_range first=%" PRIu64 " count=0 variant=%s", first, variant.c_str()));
             gpk_pi_result r;
             if (suite.select(c, GPK_OP_PI, variant) && call_range(c, suite, variant, first, 0, seed, false, &r))
                 check_range_fields(c, r, 0);
+        }
+    }
+}
+
+// Every Philox-family variant (the host backend's too) against the reference, through
+// the API: kRefCount samples from each of kRefStarts for each of kRefSeeds, and the
+// first whole triples of each range one at a time (on the GPU, each a launch of its
+// own), so that no variant can change the mapping without failing here.
+void range_reference(Suite &suite, const std::vector<std::string> &variants) {
+    for (const std::string &variant : variants) {
+        if (variant == "curand_thrust" || variant == "lecture" || variant == "sobol") continue;
+        for (uint64_t seed : kRefSeeds) {
+            for (uint64_t first : kRefStarts) {
+                Case c(suite, format("pi_range first=%" PRIu64 " count=%" PRIu64 " seed=%" PRIu64
+                                     " variant=%s against the reference",
+                                     first, kRefCount, seed, variant.c_str()));
+                if (!suite.select(c, GPK_OP_PI, variant)) continue;
+                gpk_pi_result r;
+                if (!call_range(c, suite, variant, first, kRefCount, seed, false, &r)) continue;
+                check_range_fields(c, r, kRefCount);
+                const uint64_t want = ref_philox_hits(first, kRefCount, seed);
+                if (r.hits != want) c.fail("hits %" PRIu64 ", the reference counts %" PRIu64, r.hits, want);
+                int wrong = 0;
+                for (uint64_t t = first / 3 + 1; t < first / 3 + 17; ++t) {
+                    if (!call_range(c, suite, variant, 3 * t, 3, seed, false, &r)) break;
+                    const uint64_t triple = ref_philox_hits(3 * t, 3, seed);
+                    if (r.hits != triple && ++wrong <= 3)
+                        c.fail("triple %" PRIu64 " (samples from %" PRIu64 "): hits %" PRIu64
+                               ", the reference counts %" PRIu64,
+                               t, 3 * t, r.hits, triple);
+                }
+            }
         }
     }
 }
@@ -542,15 +741,16 @@ int main(int argc, char **argv) {
             c.fail("two seeds gave the same hits for 10^6 samples");
     }
 
-    // On the GPU: a request past 2^33 samples (several launches, and pair counters
-    // that cross a 2^32 boundary) gives the same hits in every Philox-family variant.
+    // On the GPU: a request past 3 * 2^32 samples (several launches, and triple
+    // counters that cross a 2^32 boundary) gives the same hits in every Philox-family
+    // variant.
     if (suite.cuda() && !suite.quick()) {
-        const uint64_t samples = (uint64_t(1) << 33) + 12345, seed = 7;
+        const uint64_t samples = kTriple32 + 12345, seed = 7;
         uint64_t first_hits = 0;
         std::string first;
         for (const std::string &variant : variants) {
             if (own_family(variant) || variant == "auto") continue;
-            Case c(suite, format("pi samples=2^33+12345 seed=7 variant=%s", variant.c_str()));
+            Case c(suite, format("pi samples=3*2^32+12345 seed=7 variant=%s", variant.c_str()));
             if (!suite.select(c, GPK_OP_PI, variant)) continue;
             gpk_pi_result r;
             if (!call_pi(c, suite, suite.ctx(), variant, samples, seed, false, &r)) continue;
@@ -559,10 +759,11 @@ int main(int argc, char **argv) {
                 first = variant, first_hits = r.hits;
             else if (r.hits != first_hits)
                 c.fail("hits %" PRIu64 ", but %s gave %" PRIu64, r.hits, first.c_str(), first_hits);
-            // The same samples in uneven ranges with odd ends, one of them empty and one
-            // crossing sample 2^33 (pair 2^32, where the counter's high word changes).
-            const std::vector<uint64_t> bounds = {0, (uint64_t(1) << 32) + 1, (uint64_t(1) << 33) - 1,
-                                                  (uint64_t(1) << 33) - 1, (uint64_t(1) << 33) + 2, samples};
+            // The same samples in uneven ranges with ends at every residue mod 3, one of
+            // them empty and one crossing sample 3 * 2^32 (triple 2^32, where the
+            // counter's high word changes) with two samples on each side.
+            const std::vector<uint64_t> bounds = {
+                0, (uint64_t(1) << 32) + 1, uint64_t(1) << 33, kTriple32 - 2, kTriple32 - 2, kTriple32 + 2, samples};
             uint64_t hits = 0;
             if (split_hits(c, suite, variant, bounds, seed, false, &hits) && hits != r.hits)
                 c.fail("ranges %s add up to %" PRIu64 " hits, gpk_pi gave %" PRIu64, describe(bounds).c_str(), hits,
@@ -649,6 +850,7 @@ int main(int argc, char **argv) {
 
     range_splits(suite, variants);
     range_anywhere(suite, variants);
+    range_reference(suite, variants);
     range_errors(suite);
     if (suite.cuda()) range_cuda(suite, variants);
 

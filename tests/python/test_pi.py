@@ -147,14 +147,48 @@ def test_ranges_like_ranks_under_mpi(ctx):
 def test_range_is_a_slice_of_the_prefix_sums(ctx):
     hits = [ctx.pi(n, seed=5).hits for n in range(1, 40)]
     prefix = [0] + hits
-    for first in range(0, 30, 3):
+    for first in range(0, 30):  # every residue mod 3: a Philox block gives 3 samples
         for count in range(0, 9):
             assert ctx.pi_range(first, count, seed=5).hits == prefix[first + count] - prefix[first]
 
 
+def _philox4x32_10(counter, key):
+    mask = 0xFFFFFFFF
+    c, (k0, k1) = list(counter), key
+    for _ in range(10):
+        p0, p1 = 0xD2511F53 * c[0], 0xCD9E8D57 * c[2]
+        c = [(p1 >> 32) ^ c[1] ^ k0, p1 & mask, (p0 >> 32) ^ c[3] ^ k1, p0 & mask]
+        k0, k1 = (k0 + 0x9E3779B9) & mask, (k1 + 0xBB67AE85) & mask
+    return c
+
+
+def _inside(sample, seed):
+    """The Philox family's definition: triple t = sample // 3 is Philox4x32-10 of counter
+    (lo t, hi t, 0, 0), key (lo seed, hi seed); its words give six 21-bit coordinates,
+    points at cell midpoints, inside when (2x+1)^2 + (2y+1)^2 < 2^44."""
+    t, m = sample // 3, (1 << 21) - 1
+    w = _philox4x32_10([t & 0xFFFFFFFF, t >> 32, 0, 0], [seed & 0xFFFFFFFF, seed >> 32])
+    c = [w[0] & m, w[1] & m, w[2] & m, w[3] & m,
+         ((w[0] >> 21) | ((w[1] >> 21) << 11)) & m, ((w[2] >> 21) | ((w[3] >> 21) << 11)) & m]
+    x, y = c[2 * (sample % 3)], c[2 * (sample % 3) + 1]
+    return (2 * x + 1) ** 2 + (2 * y + 1) ** 2 < 1 << 44
+
+
+def test_philox_known_answer():
+    assert _philox4x32_10([0, 0, 0, 0], [0, 0]) == [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]
+
+
+@pytest.mark.parametrize("first,seed", [(0, 42), (1001, 7), (3 * 2**32 - 100, 3), (2**63 - 100, 2**64 - 1)])
+def test_hits_follow_the_definition(ctx, first, seed):
+    assert ctx.pi_range(first, 200, seed=seed).hits == sum(_inside(s, seed) for s in range(first, first + 200))
+    for s in range(first, first + 12):
+        assert ctx.pi_range(s, 1, seed=seed).hits == _inside(s, seed)
+
+
 def test_range_far_into_the_sequence(ctx):
-    """Ranges crossing 2^33 samples (pair counter 2^32) and near the end of 64-bit indices."""
-    for start in (2**33 - 5, 2**63 - 3, 2**64 - 1001):
+    """Ranges crossing sample 3 * 2^32 (triple counter 2^32, where its high word changes),
+    past 2^63 and near the end of 64-bit indices, cut at every residue mod 3."""
+    for start in (3 * 2**32 - 5, 3 * 2**32 - 4, 3 * 2**32 - 3, 2**63 - 3, 2**64 - 1001):
         whole = ctx.pi_range(start, 1000, seed=3).hits
         parts = ctx.pi_range(start, 1, seed=3).hits + ctx.pi_range(start + 1, 998, seed=3).hits
         parts += ctx.pi_range(start + 999, 1, seed=3).hits

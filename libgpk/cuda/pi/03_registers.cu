@@ -1,9 +1,9 @@
 // Rung 3, registers: the fused kernel's loop rebuilt around 32-bit counters.
 //
-// The fused rung walks 64-bit pair indices grid-stride, so every pair pays 64-bit
+// The fused rung walks 64-bit triple indices grid-stride, so every triple pays 64-bit
 // adds and compares, and the high word of the Philox counter looks different for
-// every pair. Here a launch never crosses a 2^32-pair boundary (pi_common.cuh), so the
-// high word is a kernel argument and each thread walks 32-bit low words: the loop
+// every triple. Here a launch never crosses a 2^32-triple boundary (pi_common.cuh), so
+// the high word is a kernel argument and each thread walks 32-bit low words: the loop
 // costs one add and one compare, and what Philox rounds 1 and 2 compute from the high
 // word and the key alone is hoisted out of the loop by the compiler. The block sum is
 // warp shuffles instead of a shared-memory tree with a barrier per level, and each
@@ -16,18 +16,19 @@ namespace gpk::cuda {
 namespace {
 
 constexpr int kBlock = 256;
-// 2^32 samples a launch: a few milliseconds on a large GPU, so launches stay short
-// enough to keep a display GPU responsive.
-constexpr uint32_t kMaxPairsPerLaunch = uint32_t(1) << 31;
+// 2^31 Philox evaluations (3 * 2^31 samples) a launch: a few milliseconds on a large
+// GPU, so launches stay short enough to keep a display GPU responsive.
+constexpr uint32_t kMaxTriplesPerLaunch = uint32_t(1) << 31;
+// No thread sees more than kMaxTriplesPerLaunch / kBlock triples, 3 hits each.
+static_assert(uint64_t(kMaxTriplesPerLaunch) / kBlock * 3 < (uint64_t(1) << 32), "per-thread hits must fit in 32 bits");
 
 __global__ void __launch_bounds__(kBlock)
     pi_registers_kernel(pi::Piece piece, uint64_t seed, unsigned long long *slots) {
-    // No thread sees more than kMaxPairsPerLaunch / kBlock pairs, 2 hits each, so
-    // its count fits in 32 bits; the block sums in 64.
+    // A thread's count fits in 32 bits (see kMaxTriplesPerLaunch); the block sums in 64.
     uint32_t hits = 0;
     const uint32_t stride = gridDim.x * kBlock;
-    for (uint32_t i = blockIdx.x * kBlock + threadIdx.x; i < piece.pairs; i += stride)
-        hits += pi::pair_hits(piece.hi, piece.lo + i, seed);
+    for (uint32_t i = blockIdx.x * kBlock + threadIdx.x; i < piece.triples; i += stride)
+        hits += pi::triple_hits(piece.hi, piece.lo + i, seed);
     const uint64_t block = pi::block_sum<kBlock>(hits);
     if (threadIdx.x == 0) slots[blockIdx.x] += block;
 }
@@ -38,9 +39,9 @@ gpk_status pi_registers(gpk_context &ctx, const PiArgs &args) {
     unsigned int blocks = 0;
     GPK_FORWARD_IF_ERROR(pi::resident_blocks(ctx, pi_registers_kernel, kBlock, &blocks));
     const cudaStream_t s = stream(ctx);
-    return pi::count_hits(ctx, args, blocks, kMaxPairsPerLaunch,
+    return pi::count_hits(ctx, args, blocks, kMaxTriplesPerLaunch,
                           [&](const pi::Piece &piece, const pi::BlockSlots &slots) -> gpk_status {
-                              const unsigned int grid = std::min(blocks, (piece.pairs + kBlock - 1) / kBlock);
+                              const unsigned int grid = std::min(blocks, (piece.triples + kBlock - 1) / kBlock);
                               pi_registers_kernel<<<grid, kBlock, 0, s>>>(piece, args.seed, slots.slots());
                               GPK_LAUNCH_CHECK(ctx, "pi_registers_kernel");
                               return GPK_SUCCESS;

@@ -1,12 +1,13 @@
 // What the tuned Philox rungs of pi share: the split of a sample range into whole
-// Philox pairs (for the kernels) and edge samples (counted on the host), launches of
-// bounded length that never cross a 2^32-pair boundary, the block sum of hit counts,
+// Philox triples (for the kernels) and edge samples (counted on the host), launches of
+// bounded length that never cross a 2^32-triple boundary, the block sum of hit counts,
 // and per-block hit slots summed in a fixed order once the last launch is done.
 //
-// Why launches stop at 2^32-pair boundaries: inside one, every pair shares the high
-// word of its 64-bit counter, so a kernel walks 32-bit low words only, and the parts
-// of Philox rounds 1 and 2 that depend on the high word alone (it enters round 1 as
-// counter word 1, which round 2 multiplies) are the same for every pair of the launch.
+// Why launches stop at 2^32-triple boundaries: inside one, every triple shares the
+// high word of its 64-bit counter, so a kernel walks 32-bit low words only, and the
+// parts of Philox rounds 1 and 2 that depend on the high word alone (it enters round 1
+// as counter word 1, which round 2 multiplies) are the same for every triple of the
+// launch.
 #pragma once
 
 #include "../../common/philox.hpp"
@@ -23,52 +24,34 @@ namespace gpk::cuda::pi {
 
 // ---- the range --------------------------------------------------------------------
 
-// Samples [first, first + count) are the whole pairs [first_pair, end_pair) plus at
-// most two edge samples: a range starting on an odd sample begins with the second half
-// of a pair, one ending after an even sample ends with the first half of one. Both
-// edges exist only when count is even, hence >= 2, so they are different samples.
-struct PairRange {
-    uint64_t first_pair;
-    uint64_t end_pair;
-    uint64_t edge_hits;  // hits among the edge samples, counted on the host
-};
-
-inline PairRange split_pairs(const PiArgs &a) {
-    if (a.count == 0) return PairRange{0, 0, 0};  // no edges either, whatever `first` is
-    const uint64_t end = a.first + a.count;
-    PairRange r{(a.first + 1) / 2, end / 2, 0};
-    if (a.first % 2 != 0) r.edge_hits += pi_sample_inside(a.first, a.seed);
-    if (end % 2 != 0) r.edge_hits += pi_sample_inside(end - 1, a.seed);
-    return r;
-}
-
-// One launch's pairs: (hi << 32) | (lo + i) for i in [0, pairs), with lo + pairs <= 2^32.
+// One launch's triples: (hi << 32) | (lo + i) for i in [0, triples), with
+// lo + triples <= 2^32.
 struct Piece {
     uint32_t hi;
     uint32_t lo;
-    uint32_t pairs;
+    uint32_t triples;
 };
 
-// Calls launch(piece) for consecutive pieces covering [first_pair, end_pair), each at
-// most max_pairs long and inside one aligned block of 2^32 pairs.
+// Calls launch(piece) for consecutive pieces covering [first_triple, end_triple), each
+// at most max_triples long and inside one aligned span of 2^32 triples.
 template <class Launch>
-gpk_status for_each_piece(uint64_t first_pair, uint64_t end_pair, uint32_t max_pairs, Launch &&launch) {
-    constexpr uint64_t kBlockOfPairs = uint64_t(1) << 32;
-    for (uint64_t p = first_pair; p < end_pair;) {
-        const uint64_t room = kBlockOfPairs - (p & (kBlockOfPairs - 1));
-        const uint64_t n = std::min(std::min(end_pair - p, room), uint64_t(max_pairs));
-        GPK_FORWARD_IF_ERROR(launch(Piece{static_cast<uint32_t>(p >> 32), static_cast<uint32_t>(p),
+gpk_status for_each_piece(uint64_t first_triple, uint64_t end_triple, uint32_t max_triples, Launch &&launch) {
+    constexpr uint64_t kSpan = uint64_t(1) << 32;  // triples sharing a high word
+    for (uint64_t t = first_triple; t < end_triple;) {
+        const uint64_t room = kSpan - (t & (kSpan - 1));
+        const uint64_t n = std::min(std::min(end_triple - t, room), uint64_t(max_triples));
+        GPK_FORWARD_IF_ERROR(launch(Piece{static_cast<uint32_t>(t >> 32), static_cast<uint32_t>(t),
                                           static_cast<uint32_t>(n)}));
-        p += n;
+        t += n;
     }
     return GPK_SUCCESS;
 }
 
 // ---- device helpers ---------------------------------------------------------------
 
-// Hits of pair (hi << 32) | lo: the definition of common/philox.hpp, unchanged.
-__device__ __forceinline__ uint32_t pair_hits(uint32_t hi, uint32_t lo, uint64_t seed) {
-    return pi_pair_hits(pi_pair((static_cast<uint64_t>(hi) << 32) | lo, seed));
+// Hits of triple (hi << 32) | lo: the definition of common/philox.hpp, unchanged.
+__device__ __forceinline__ uint32_t triple_hits(uint32_t hi, uint32_t lo, uint64_t seed) {
+    return pi_triple_hits(pi_triple((static_cast<uint64_t>(hi) << 32) | lo, seed));
 }
 
 __device__ __forceinline__ uint64_t warp_sum(uint64_t v) {
@@ -145,25 +128,25 @@ private:
 
 // ---- the launcher skeleton --------------------------------------------------------
 
-// Hits of args: the edge samples on the host, the whole pairs by launch(piece, slots)
-// for each piece of at most max_pairs pairs, each launch at most `blocks` blocks wide
-// and adding its hits to slots.slots().
+// Hits of args: the edge samples on the host (pi_split_range), the whole triples by
+// launch(piece, slots) for each piece of at most max_triples triples, each launch at
+// most `blocks` blocks wide and adding its hits to slots.slots().
 template <class Launch>
-gpk_status count_hits(gpk_context &ctx, const PiArgs &args, unsigned int blocks, uint32_t max_pairs,
+gpk_status count_hits(gpk_context &ctx, const PiArgs &args, unsigned int blocks, uint32_t max_triples,
                       Launch &&launch) {
     GPK_RETURN_ERROR_IF(args.count > UINT64_MAX - args.first, &ctx, GPK_ERROR_INTERNAL,
                         "pi range [%llu, +%llu) runs past sample 2^64 - 1",
                         static_cast<unsigned long long>(args.first), static_cast<unsigned long long>(args.count));
-    const PairRange range = split_pairs(args);
-    uint64_t pair_hits = 0;
-    if (range.end_pair > range.first_pair) {
+    const PiTriples range = pi_split_range(args.first, args.count, args.seed);
+    uint64_t triple_hits = 0;
+    if (range.end_triple > range.first_triple) {
         BlockSlots slots;
         GPK_FORWARD_IF_ERROR(slots.open(ctx, blocks));
-        GPK_FORWARD_IF_ERROR(for_each_piece(range.first_pair, range.end_pair, max_pairs,
+        GPK_FORWARD_IF_ERROR(for_each_piece(range.first_triple, range.end_triple, max_triples,
                                             [&](const Piece &piece) { return launch(piece, slots); }));
-        GPK_FORWARD_IF_ERROR(slots.total(ctx, &pair_hits));
+        GPK_FORWARD_IF_ERROR(slots.total(ctx, &triple_hits));
     }
-    *args.hits = pair_hits + range.edge_hits;
+    *args.hits = triple_hits + range.edge_hits;
     return GPK_SUCCESS;
 }
 
