@@ -30,7 +30,9 @@
 // about +2^-21 in the hit fraction (+1.9e-6 in pi), ten times that standard error.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #if defined(__CUDACC__)
 #define GPK_HD __host__ __device__ __forceinline__
@@ -95,6 +97,41 @@ GPK_HD Philox4 pi_triple(uint64_t triple, uint64_t seed) {
 GPK_HD uint32_t pi_cell_inside(uint32_t x, uint32_t y) {
     const uint64_t s = static_cast<uint64_t>(x) * (x + 1) + static_cast<uint64_t>(y) * (y + 1);
     return static_cast<uint32_t>(s >> 32) < (uint32_t(1) << (2 * kPiCellBits - 32)) ? 1u : 0u;
+}
+
+// Whether the cell midpoint of (x, y), both below 2^21, is inside: the answer of
+// common/philox.hpp's pi_cell_inside, S = x(x + 1) + y(y + 1) < 2^42, reached in single
+// precision wherever single precision cannot be wrong. For the GPU rungs that are
+// bound by integer multiplies (cuda/pi/06_float_filter.cu); here so that the host
+// tests can check it against the exact test.
+//
+// x and y convert exactly (below 2^23: 2^23 + x is a float, and subtracting 2^23 is
+// exact). Each fmaf rounds x^2 + x once, below 2^43, so it is off by at most half an ulp
+// there, 2^18; the sum, below 2^44, adds at most 2^19. So s is within 2^20 of S, and
+// when s is 2^21 or more from 2^42 it is on the same side of 2^42 as S. Only points
+// within about half a cell of the arc, some 7e-7 of them, take the integer test. (The
+// difference s - 2^42 is exact near 2^42, by Sterbenz's lemma, and far from it no
+// rounding brings it under 2^21.) This moves the test off the integer multiplier,
+// which the Philox rounds already keep busy, onto the single-precision units.
+GPK_HD float pi_exact_float(uint32_t v) {  // v < 2^23
+    const uint32_t bits = v | 0x4B000000u;    // the float 2^23 + v
+    float f;
+#if defined(__CUDA_ARCH__)
+    f = __uint_as_float(bits);
+#else
+    std::memcpy(&f, &bits, sizeof f);
+#endif
+    return f - 8388608.0f;
+}
+GPK_HD uint32_t pi_cell_inside_float(uint32_t x, uint32_t y) {
+    const float fx = pi_exact_float(x), fy = pi_exact_float(y);
+#if defined(__CUDA_ARCH__)
+    const float d = __fsub_rn(__fadd_rn(__fmaf_rn(fx, fx, fx), __fmaf_rn(fy, fy, fy)), 0x1p42f);
+#else
+    const float d = (std::fma(fx, fx, fx) + std::fma(fy, fy, fy)) - 0x1p42f;
+#endif
+    if (std::fabs(d) >= 0x1p21f) return d < 0.0f ? 1u : 0u;
+    return pi_cell_inside(x, y);
 }
 
 // The third coordinate made of two words: bits 21..31 of a, then bits 21..30 of b.
