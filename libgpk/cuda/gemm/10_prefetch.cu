@@ -24,8 +24,11 @@
 //   of a step touches 8 consecutive vectors of A or 4 of B: one wavefront each.
 //
 // The block tile is chosen by the number of tiles the GPU can run at once: 128x128
-// (256 threads, two blocks per SM) when C has enough of them to fill the GPU, 64x64
-// (64 threads) for small C, where a 128x128 grid would leave SMs idle. F32 only: the
+// (128 threads of 8x16, two blocks per SM) when C has enough of them to fill the GPU,
+// 64x64 (64 threads of 8x8) for small C, where a 128x128 grid would leave SMs idle.
+// scripts/tune-gemm chose them on the H100 (docs/PERFORMANCE.md): 8x16 threads beat
+// 8x8 (256 threads) by 1.5 % at 4096^3 and 8192^3, and 128x256, 256x128, k-tiles of 16
+// and other small tiles were within 1 % of these. F32 only: the
 // F64 path is rung 9's FP64 tensor cores. Both tiles can be overridden at compile time
 // with -DGPK_PREFETCH_TUNE_{BM,BN,BK,TM,TN,MINBLOCKS,SMALL_BM,SMALL_BN,SMALL_TM,
 // SMALL_TN}=... (scripts/tune-gemm).
@@ -44,7 +47,7 @@
 #define GPK_PREFETCH_TUNE_TM 8
 #endif
 #ifndef GPK_PREFETCH_TUNE_TN
-#define GPK_PREFETCH_TUNE_TN 8
+#define GPK_PREFETCH_TUNE_TN 16
 #endif
 #ifndef GPK_PREFETCH_TUNE_MINBLOCKS
 #define GPK_PREFETCH_TUNE_MINBLOCKS 2
