@@ -30,8 +30,8 @@
 // 8x8 (256 threads) by 1.5 % at 4096^3 and 8192^3, and 128x256, 256x128, k-tiles of 16
 // and other small tiles were within 1 % of these. F32 only: the
 // F64 path is rung 9's FP64 tensor cores. Both tiles can be overridden at compile time
-// with -DGPK_PREFETCH_TUNE_{BM,BN,BK,TM,TN,MINBLOCKS,SMALL_BM,SMALL_BN,SMALL_TM,
-// SMALL_TN}=... (scripts/tune-gemm).
+// with -DGPK_PREFETCH_TUNE_{BM,BN,BK,TM,TN,MINBLOCKS,SMALL_BM,SMALL_BN,SMALL_BK,
+// SMALL_TM,SMALL_TN}=... (scripts/tune-gemm).
 #include "gemm_util.cuh"
 
 #ifndef GPK_PREFETCH_TUNE_BM
@@ -57,6 +57,9 @@
 #endif
 #ifndef GPK_PREFETCH_TUNE_SMALL_BN
 #define GPK_PREFETCH_TUNE_SMALL_BN 64
+#endif
+#ifndef GPK_PREFETCH_TUNE_SMALL_BK
+#define GPK_PREFETCH_TUNE_SMALL_BK 8
 #endif
 #ifndef GPK_PREFETCH_TUNE_SMALL_TM
 #define GPK_PREFETCH_TUNE_SMALL_TM 8
@@ -98,7 +101,7 @@ struct Config {
 
 using Large = Config<GPK_PREFETCH_TUNE_BM, GPK_PREFETCH_TUNE_BN, GPK_PREFETCH_TUNE_BK, GPK_PREFETCH_TUNE_TM,
                      GPK_PREFETCH_TUNE_TN, GPK_PREFETCH_TUNE_MINBLOCKS>;
-using Small = Config<GPK_PREFETCH_TUNE_SMALL_BM, GPK_PREFETCH_TUNE_SMALL_BN, 8, GPK_PREFETCH_TUNE_SMALL_TM,
+using Small = Config<GPK_PREFETCH_TUNE_SMALL_BM, GPK_PREFETCH_TUNE_SMALL_BN, GPK_PREFETCH_TUNE_SMALL_BK, GPK_PREFETCH_TUNE_SMALL_TM,
                      GPK_PREFETCH_TUNE_SMALL_TN, 1>;
 
 // The pieces of one operand's k-tile that a thread loads: kPieces runs of 4
