@@ -2,9 +2,10 @@
 // one against the vendor variant (index 0), then times it.
 //
 // The pieces: an Env (the context under test, its stream, the L2 flush buffer),
-// Buffers that live where the backend computes, one Case per (op, dtype, size)
-// that knows how to fill, call and check its op, and the harness that runs a Case
-// over the whole ladder. Nothing here knows how many rungs a ladder has.
+// Buffers that live where the cases' arrays go (the device, or pinned host memory
+// with --memory pinned), one Case per (op, dtype, size) that knows how to fill,
+// call and check its op, and the harness that runs a Case over the whole ladder.
+// Nothing here knows how many rungs a ladder has.
 #pragma once
 
 #include "gpk/gpk.h"
@@ -31,21 +32,43 @@ struct Error : std::runtime_error {
 // Throws Error naming the call when it did not succeed.
 void check_cuda(cudaError_t err, const char *what);
 
+// Where a Buffer's bytes are.
+enum class Place {
+    kDevice,  // device memory (cudaMalloc)
+    kPinned,  // pinned host memory (cudaHostAlloc): the GPU copies it by DMA
+    kHost,    // ordinary host memory (the host backend: no CUDA call)
+};
+
 // Where the benchmark runs. On the host backend no CUDA call is ever made.
 struct Env {
     gpk_context *ctx = nullptr;       // the context under test
     bool cuda = false;
     int device = 0;
+    // --memory pinned on the CUDA backend: the cases' arrays are pinned host
+    // memory, so every call goes through the staging pipeline and is synchronous;
+    // it is timed with a steady clock and without an L2 flush.
+    bool pinned = false;
     cudaStream_t stream = nullptr;    // app-owned, set on ctx with gpk_set_stream
     void *l2_flush = nullptr;         // device buffer overwritten before each timed call
-    size_t l2_flush_bytes = 0;
+    size_t l2_flush_bytes = 0;        // 0: no flush (host backend, --memory pinned)
     gpk_context *host_ctx = nullptr;  // host backend, for references the vendor cannot give
 
-    // Creates the context (and on CUDA the stream and flush buffer). backend is
-    // GPK_BACKEND_*; AUTO takes the GPU when there is one. Throws Error, or
-    // returns the failing status through *status with nothing created.
-    static std::unique_ptr<Env> create(int backend, int device, gpk_status *status);
+    // Creates the context (and on CUDA the stream and, unless `pinned`, the flush
+    // buffer). backend is GPK_BACKEND_*; AUTO takes the GPU when there is one.
+    // `pinned` asks for --memory pinned, which only the CUDA backend honours.
+    // Throws Error, or returns the failing status through *status with nothing
+    // created.
+    static std::unique_ptr<Env> create(int backend, int device, bool pinned, gpk_status *status);
     ~Env();
+
+    // Where the cases' arrays live: the device, pinned host memory (--memory
+    // pinned), or host memory on the host backend.
+    Place arrays() const { return !cuda ? Place::kHost : pinned ? Place::kPinned : Place::kDevice; }
+    // "device", "pinned" or "host", for the tables and the JSON.
+    const char *memory_name() const;
+    // Whether calls are timed with CUDA events (device arrays on CUDA) rather than
+    // a steady clock around the synchronous call.
+    bool event_timing() const { return cuda && !pinned; }
 
     // The host-backend context, created on first use; null if that failed.
     gpk_context *host_reference_ctx();
@@ -53,22 +76,27 @@ struct Env {
     void sync() const;
 };
 
-// Memory where the backend computes: device memory on CUDA, host memory otherwise.
+// Memory for a case's arrays: where env.arrays() says (device memory on CUDA,
+// pinned host memory with --memory pinned, host memory on the host backend), or
+// at an explicit Place (kDevice and kPinned on CUDA only).
 class Buffer {
 public:
-    Buffer(const Env &env, size_t bytes);
+    Buffer(const Env &env, size_t bytes) : Buffer(env, bytes, env.arrays()) {}
+    Buffer(const Env &env, size_t bytes, Place place);
     ~Buffer();
     Buffer(const Buffer &) = delete;
     Buffer &operator=(const Buffer &) = delete;
 
     void *data() const { return ptr_; }
     size_t bytes() const { return bytes_; }
+    Place place() const { return place_; }
     void upload(const void *src);              // bytes() from host memory
     void download(void *dst) const;            // bytes() into host memory (waits)
     void poison();                             // all bytes 0xFF: NaN for floats, -1 for integers
 
 private:
     const Env &env_;
+    Place place_;
     void *ptr_ = nullptr;
     size_t bytes_ = 0;
 };
@@ -87,13 +115,35 @@ struct Check {
     std::string detail;  // "max rel err 3.1e-07 (tol 6.4e-05)", "bitwise equal", ...
 };
 
-// A kernel that bounds what an op can reach, timed like a variant but outside the
-// ladder (CUDA only): for transpose, a plain copy of the same bytes.
+// A kernel or copy that bounds what an op can reach, timed like a variant but
+// outside the ladder (CUDA only): for transpose on device arrays, a plain copy of
+// the same bytes; with --memory pinned, cudaMemcpy over the link each way.
 struct Ceiling {
     std::string name;                          // "copy (ceiling)"
     std::function<void(cudaStream_t)> launch;  // one call on the stream; throws Error
     std::function<Check()> check;              // judges the output just computed
+    // Optional, untimed: runs after the case's poison() and before the checked
+    // call, to put the ceiling's source in place or poison an output of its own.
+    std::function<void()> setup = nullptr;
+    // What one call moves, in the units of the case's work(); 0: the case's work().
+    double work = 0;
 };
+
+// The link's ceilings for --memory pinned: `bytes` copied with cudaMemcpyAsync
+// from a pinned host array to device memory ("h2d") and from device memory to a
+// pinned host array ("d2h"), one direction at a time, each call waited for. The
+// case's buffers do not exist before prepare(), so `ends` is asked for them when
+// the ceilings run: `in`, the pinned input the h2d copy reads; `out`, a pinned
+// output of at least `bytes` the d2h copy writes (null: a pinned sink of the
+// ceilings' own); `expected`, a host copy of in's bytes, which both checks
+// compare with. The device buffer the copies use is allocated on first use and
+// lives as long as the ceilings. Each ceiling's work is `bytes`.
+struct LinkEnds {
+    const Buffer *in = nullptr;
+    Buffer *out = nullptr;
+    const void *expected = nullptr;
+};
+std::vector<Ceiling> link_ceilings(const Env &env, size_t bytes, std::function<LinkEnds()> ends);
 
 // One (op, dtype, size): owns its inputs and output and knows its op's rules.
 class Case {
@@ -126,9 +176,14 @@ public:
     // Tells the case which variant the next check() judges (before the first call).
     virtual void set_variant(const std::string &) {}
     // The op's ceilings, none by default. The first is the plain copy that every
-    // row is compared with ("vs copy"). They use the case's buffers, so they run
-    // after prepare(), and poison() clears their output as it does a variant's.
+    // row is compared with ("vs copy"; with --memory pinned, the h2d copy of
+    // link_ceilings: "vs h2d"). They use the case's buffers, so they run after
+    // prepare(), and poison() clears their output as it does a variant's.
     virtual std::vector<Ceiling> ceilings() { return {}; }
+    // With --memory pinned: whether the call moves about as many bytes to the
+    // device as back (transpose), which the pipeline overlaps, so that the link's
+    // ceiling is both directions at once, h2d + d2h, and not h2d alone.
+    virtual bool link_duplex() const { return false; }
 };
 
 std::unique_ptr<Case> make_gemm_case(const Env &env, int dtype, int64_t m, int64_t n, int64_t k);
@@ -141,8 +196,9 @@ struct Row {
     enum class Status { kOk, kFailed, kUnsupported, kUnchecked };
 
     std::string variant;
-    int index = 0;                       // in the ladder; meaningless for a ceiling
+    int index = 0;                       // in the ladder; meaningless for a ceiling or "auto"
     bool ceiling = false;                // a ceiling kernel, not a variant of the op
+    bool auto_pick = false;              // "auto": the library's own choice, not a fixed rung
     Status status = Status::kOk;
     std::string detail;                  // check verdict or error text
     int repeats = 0;                     // timed calls (0: not timed)
@@ -168,7 +224,10 @@ struct CaseResult {
     std::string unit;
     std::vector<Row> rows;
     std::string error;  // set when the case could not run at all
+    std::string memory;  // where the arrays were: "device", "pinned" or "host"
     bool has_ceilings = false;  // ceiling rows follow the variants; rows carry ratio_to_copy
+    std::string ceiling_label = "copy";  // what ratio_to_copy compares with: "copy", or "h2d" (pinned)
+    bool link_duplex = false;   // --memory pinned, both directions used at once (Case::link_duplex)
     int name_width = 7;  // for the table: the longest variant name
 };
 
@@ -177,7 +236,10 @@ struct RunOptions {
     double time_box_s = 2.0;  // a first call slower than this gets...
     int time_boxed_repeat = 3;  // ...this many timed repeats
     // When not empty, only these variants run (and the vendor's, variant 0, for the
-    // ratios); step and cumulative speedups then compare the rows shown.
+    // ratios); step and cumulative speedups then compare the rows shown. "all"
+    // stands for every rung; "auto" adds a row for the library's own choice
+    // (gpk_set_variant "auto") after the ladder, with ratios to the vendor and the
+    // copy but no step speedups.
     std::vector<std::string> variants;
 };
 
@@ -189,13 +251,16 @@ CaseResult run_case(Env &env, Case &c, const RunOptions &opt);
 std::string case_title(const CaseResult &r);
 void print_table_header(const Env &env, const CaseResult &r, const std::string &note);
 void print_row(const CaseResult &r, const Row &row);
-// "best rung X: ... = 0.93x the copy's ...", for a case with ceilings.
+// "best rung X: ... = 0.93x the copy's ...", for a case with ceilings ("auto"
+// instead of the best rung when it ran; with --memory pinned, against the h2d
+// copy, and for a duplex case against h2d + d2h as well).
 void print_ceiling_summary(const CaseResult &r);
 void print_case_error(const CaseResult &r);
 
 // Writes the header and every row as JSON; returns false when the file cannot be written.
 struct RunInfo {
     std::string backend, device, cuda_driver, cuda_runtime, compute_capability, date;
+    std::string memory;  // Env::memory_name()
     int device_index = 0;
     int sm_count = 0;
     bool quick = false;

@@ -1,8 +1,14 @@
-// The copy ceilings of the transpose table (see ceilings.hpp). They live in the
-// app, not in libgpk: they are yardsticks for the ladder, not variants of an op.
+// The copy ceilings of the transpose table (see ceilings.hpp), and the link's
+// ceilings of --memory pinned (link_ceilings, bench.hpp). They live in the app, not
+// in libgpk: they are yardsticks for the ladder, not variants of an op.
 #include "ceilings.hpp"
 
+#include "bench.hpp"
+
 #include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
 
 namespace gpk_bench {
 namespace {
@@ -84,6 +90,107 @@ cudaError_t launch_copy_smem(const void *src, void *dst, int64_t rows, int64_t c
         case 8: return launch_copy_smem_as<uint64_t>(src, dst, rows, cols, stream);
         default: return cudaErrorInvalidValue;
     }
+}
+
+// ---------------------------------------------------------------- the link ----
+
+namespace {
+
+// What the link ceilings share: the case's ends, the device buffer both copies
+// use, and the pinned sink of a case without an output of the input's size.
+struct Link {
+    const Env &env;
+    size_t bytes;
+    std::function<LinkEnds()> ends;
+    std::unique_ptr<Buffer> device, sink;
+
+    Link(const Env &e, size_t b, std::function<LinkEnds()> f) : env(e), bytes(b), ends(std::move(f)) {}
+
+    Buffer &device_buffer() {
+        if (!device) device = std::make_unique<Buffer>(env, bytes, Place::kDevice);
+        return *device;
+    }
+    // Where the d2h copy writes: the case's output, or the sink.
+    void *out() {
+        const LinkEnds e = ends();
+        if (e.out) {
+            if (e.out->bytes() < bytes) throw Error("d2h ceiling: output smaller than the input");
+            return e.out->data();
+        }
+        if (!sink) sink = std::make_unique<Buffer>(env, bytes, Place::kPinned);
+        return sink->data();
+    }
+    const void *in() {
+        const LinkEnds e = ends();
+        if (!e.in || e.in->bytes() < bytes) throw Error("h2d ceiling: no input of the case's size");
+        return e.in->data();
+    }
+    const unsigned char *expected() { return static_cast<const unsigned char *>(ends().expected); }
+};
+
+// Compares device memory with host bytes, a piece at a time (the whole would be a
+// second host copy of the input).
+bool device_equals(const Env &env, const void *dev, const unsigned char *host, size_t bytes) {
+    constexpr size_t kPiece = size_t(64) << 20;
+    std::vector<unsigned char> piece(std::min(bytes, kPiece));
+    for (size_t at = 0; at < bytes; at += kPiece) {
+        const size_t n = std::min(kPiece, bytes - at);
+        check_cuda(cudaMemcpyAsync(piece.data(), static_cast<const unsigned char *>(dev) + at, n,
+                                   cudaMemcpyDeviceToHost, env.stream),
+                   "cudaMemcpyAsync (h2d ceiling check)");
+        env.sync();
+        if (std::memcmp(piece.data(), host + at, n) != 0) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+std::vector<Ceiling> link_ceilings(const Env &env, size_t bytes, std::function<LinkEnds()> ends) {
+    if (!env.cuda) return {};
+    auto link = std::make_shared<Link>(env, bytes, std::move(ends));
+    Ceiling h2d{
+        "h2d pinned (ceiling)",
+        [link](cudaStream_t s) {
+            check_cuda(cudaMemcpyAsync(link->device_buffer().data(), link->in(), link->bytes, cudaMemcpyHostToDevice, s),
+                       "h2d ceiling");
+        },
+        [link]() -> Check {
+            if (!device_equals(link->env, link->device_buffer().data(), link->expected(), link->bytes))
+                return {false, "device copy differs from the input"};
+            return {true, "device copy equal to the input"};
+        },
+    };
+    // The device buffer poisoned, so that the check sees this copy's bytes.
+    h2d.setup = [link] { link->device_buffer().poison(); };
+    h2d.work = double(bytes);
+
+    Ceiling d2h{
+        "d2h pinned (ceiling)",
+        [link](cudaStream_t s) {
+            check_cuda(cudaMemcpyAsync(link->out(), link->device_buffer().data(), link->bytes, cudaMemcpyDeviceToHost, s),
+                       "d2h ceiling");
+        },
+        [link]() -> Check {
+            if (std::memcmp(link->out(), link->expected(), link->bytes) != 0)
+                return {false, "host copy differs from the input"};
+            return {true, "host copy equal to the input"};
+        },
+    };
+    // The input's bytes on the device (untimed), and the sink poisoned; the case's
+    // poison() has poisoned its own output.
+    d2h.setup = [link] {
+        check_cuda(cudaMemcpyAsync(link->device_buffer().data(), link->in(), link->bytes, cudaMemcpyHostToDevice,
+                                   link->env.stream),
+                   "cudaMemcpyAsync (d2h ceiling source)");
+        link->env.sync();
+        if (!link->ends().out) {
+            link->out();
+            link->sink->poison();
+        }
+    };
+    d2h.work = double(bytes);
+    return {h2d, d2h};
 }
 
 }  // namespace gpk_bench

@@ -1,5 +1,5 @@
 // The benchmark's environment: the context under test on an app-owned stream,
-// memory on the side of the backend, and the test data.
+// memory where the cases' arrays go, and the test data.
 #include "bench.hpp"
 
 #include <algorithm>
@@ -19,7 +19,7 @@ void check_cuda(cudaError_t err, const char *what) {
         throw Error(std::string(what) + ": " + cudaGetErrorName(err) + ": " + cudaGetErrorString(err));
 }
 
-std::unique_ptr<Env> Env::create(int backend, int device, gpk_status *status) {
+std::unique_ptr<Env> Env::create(int backend, int device, bool pinned, gpk_status *status) {
     gpk_context *ctx = nullptr;
     *status = gpk_create(&ctx, backend, device);
     if (*status != GPK_SUCCESS) return nullptr;
@@ -31,10 +31,13 @@ std::unique_ptr<Env> Env::create(int backend, int device, gpk_status *status) {
     if ((*status = gpk_get_backend(ctx, &resolved)) != GPK_SUCCESS) return nullptr;
     env->cuda = resolved == GPK_BACKEND_CUDA;
     if (!env->cuda) return env;
+    env->pinned = pinned;
 
     check_cuda(cudaSetDevice(device), "cudaSetDevice");
     check_cuda(cudaStreamCreateWithFlags(&env->stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
     if ((*status = gpk_set_stream(ctx, env->stream)) != GPK_SUCCESS) return nullptr;
+    // Staged calls copy every byte over the link: no L2 to flush worth the name.
+    if (pinned) return env;
     check_cuda(cudaMalloc(&env->l2_flush, kL2FlushBytes), "cudaMalloc (L2 flush buffer)");
     env->l2_flush_bytes = kL2FlushBytes;
     return env;
@@ -57,31 +60,51 @@ void Env::sync() const {
     if (cuda) check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
 }
 
+const char *Env::memory_name() const {
+    switch (arrays()) {
+        case Place::kDevice: return "device";
+        case Place::kPinned: return "pinned";
+        case Place::kHost: return "host";
+    }
+    return "?";
+}
+
 // ---------------------------------------------------------------- buffers -------
 
 namespace {
 constexpr std::align_val_t kHostAlign{64};
 }
 
-Buffer::Buffer(const Env &env, size_t bytes) : env_(env), bytes_(bytes) {
+Buffer::Buffer(const Env &env, size_t bytes, Place place) : env_(env), place_(place), bytes_(bytes) {
     const size_t alloc = std::max<size_t>(bytes, 1);
-    if (env.cuda) {
-        check_cuda(cudaMalloc(&ptr_, alloc), "cudaMalloc");
-    } else {
-        ptr_ = ::operator new(alloc, kHostAlign, std::nothrow);
-        if (!ptr_) throw Error("out of host memory allocating " + std::to_string(bytes) + " bytes");
+    switch (place) {
+        case Place::kDevice:
+            if (!env.cuda) throw Error("device buffer without the CUDA backend");
+            check_cuda(cudaMalloc(&ptr_, alloc), "cudaMalloc");
+            break;
+        case Place::kPinned:
+            if (!env.cuda) throw Error("pinned buffer without the CUDA backend");
+            check_cuda(cudaHostAlloc(&ptr_, alloc, cudaHostAllocDefault), "cudaHostAlloc");
+            break;
+        case Place::kHost:
+            ptr_ = ::operator new(alloc, kHostAlign, std::nothrow);
+            if (!ptr_) throw Error("out of host memory allocating " + std::to_string(bytes) + " bytes");
+            break;
     }
 }
 
 Buffer::~Buffer() {
-    if (env_.cuda)
-        cudaFree(ptr_);
-    else
-        ::operator delete(ptr_, kHostAlign);
+    switch (place_) {
+        case Place::kDevice: cudaFree(ptr_); break;
+        case Place::kPinned: cudaFreeHost(ptr_); break;
+        case Place::kHost: ::operator delete(ptr_, kHostAlign); break;
+    }
 }
 
+// Host memory, pinned or not, is written by the CPU: nothing is in flight on it
+// between calls (a staged call returns with its result in place).
 void Buffer::upload(const void *src) {
-    if (env_.cuda) {
+    if (place_ == Place::kDevice) {
         check_cuda(cudaMemcpyAsync(ptr_, src, bytes_, cudaMemcpyHostToDevice, env_.stream), "cudaMemcpyAsync (upload)");
         env_.sync();
     } else {
@@ -90,7 +113,7 @@ void Buffer::upload(const void *src) {
 }
 
 void Buffer::download(void *dst) const {
-    if (env_.cuda) {
+    if (place_ == Place::kDevice) {
         check_cuda(cudaMemcpyAsync(dst, ptr_, bytes_, cudaMemcpyDeviceToHost, env_.stream),
                    "cudaMemcpyAsync (download)");
         env_.sync();
@@ -100,7 +123,7 @@ void Buffer::download(void *dst) const {
 }
 
 void Buffer::poison() {
-    if (env_.cuda) {
+    if (place_ == Place::kDevice) {
         check_cuda(cudaMemsetAsync(ptr_, 0xFF, bytes_, env_.stream), "cudaMemsetAsync (poison)");
         env_.sync();
     } else {

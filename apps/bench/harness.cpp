@@ -2,9 +2,15 @@
 // name, run it once on poisoned output and check it, warm it up, then time it
 // with L2 flushed before every repeat. Variant 0 (the vendor library; the
 // reference on the host backend) runs first and its output is the reference.
-// Where the case has ceilings (CUDA only), they are checked and timed the same way
-// before the ladder, so that every row can show its ratio to the copy, and their
-// rows are printed after it.
+// When asked for, "auto" (the library's own choice) follows the ladder as a row of
+// its own. Where the case has ceilings (CUDA only), they are checked and timed the
+// same way before the ladder, so that every row can show its ratio to the copy,
+// and their rows are printed after it.
+//
+// With --memory pinned the arrays are pinned host memory: each call is staged
+// through the GPU and returns with its result in place, so it is timed with a
+// steady clock around the call (and a wait on the stream, idle by then), with no
+// L2 flush; the ceilings are the link's copies (link_ceilings), timed the same way.
 #include "bench.hpp"
 
 #include "../common/cli.hpp"
@@ -26,11 +32,12 @@ std::string failure_text(const char *what, gpk_status st, const gpk_context *ctx
 }
 
 // Times single calls: CUDA events around the call on the context's stream, or a
-// steady clock on the host backend (whose calls are synchronous).
+// steady clock where calls are synchronous (the host backend; host arrays staged
+// on CUDA, --memory pinned).
 class Timer {
 public:
     explicit Timer(Env &env) : env_(env) {
-        if (!env.cuda) return;
+        if (!env.event_timing()) return;
         check_cuda(cudaEventCreate(&start_), "cudaEventCreate");
         check_cuda(cudaEventCreate(&stop_), "cudaEventCreate");
     }
@@ -48,9 +55,11 @@ public:
     // `call` issues one call on the stream and returns its gpk_status.
     template <class Call>
     gpk_status time(Call &&call, double *ms) {
-        if (!env_.cuda) {
+        if (!env_.event_timing()) {
             const auto t0 = Clock::now();
             const gpk_status st = call();
+            // A staged call has waited for its work already; a ceiling's copy has not.
+            env_.sync();
             *ms = seconds_since(t0) * 1e3;
             return st;
         }
@@ -78,12 +87,13 @@ double median(std::vector<double> v) {
     return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
-// The row's timing from its timed calls.
-void record_times(const Case &c, const std::vector<double> &ms, Row &row) {
+// The row's timing from its timed calls, each of which did `work` (in the case's
+// units).
+void record_times(const Case &c, double work, const std::vector<double> &ms, Row &row) {
     row.repeats = static_cast<int>(ms.size());
     row.median_ms = median(ms);
     row.min_ms = *std::min_element(ms.begin(), ms.end());
-    row.throughput = c.work() / (row.median_ms * 1e-3) / c.unit_scale();
+    row.throughput = work / (row.median_ms * 1e-3) / c.unit_scale();
 }
 
 // Fills `row` for variant row.index; the case's reference is set by variant 0.
@@ -163,13 +173,14 @@ void measure(Env &env, Case &c, Timer &timer, const RunOptions &opt, Row &row) {
         row.detail = failure_text("gpk_synchronize", st, ctx);
         return;
     }
-    record_times(c, ms, row);
+    record_times(c, c.work(), ms, row);
 }
 
 // Fills `row` for a ceiling: checked on poisoned output, one warm-up call, then
 // timed like a variant. Errors come as Error.
 void measure_ceiling(Env &env, Case &c, Timer &timer, const RunOptions &opt, const Ceiling &ceiling, Row &row) {
     c.poison();
+    if (ceiling.setup) ceiling.setup();
     ceiling.launch(env.stream);
     env.sync();
     const Check verdict = ceiling.check();
@@ -189,7 +200,7 @@ void measure_ceiling(Env &env, Case &c, Timer &timer, const RunOptions &opt, con
             },
             &t);
     }
-    record_times(c, ms, row);
+    record_times(c, ceiling.work > 0 ? ceiling.work : c.work(), ms, row);
 }
 
 std::optional<double> ratio(const Row &num, const Row &den) {
@@ -226,6 +237,19 @@ CaseResult run_case(Env &env, Case &c, const RunOptions &opt) {
     r.dtype = gpk_app::dtype_name(c.dtype());
     r.sizes = c.sizes();
     r.unit = c.unit();
+    r.memory = env.memory_name();
+    if (env.pinned) {
+        r.ceiling_label = "h2d";
+        r.link_duplex = c.link_duplex();
+    }
+    const auto listed = [&](const char *name) {
+        return std::find(opt.variants.begin(), opt.variants.end(), name) != opt.variants.end();
+    };
+    const auto wanted = [&](const std::string &name) {
+        return opt.variants.empty() || listed("all") || listed(name.c_str());
+    };
+    // "auto" runs only when asked for by name: with every variant, the ladder has it.
+    const bool run_auto = listed("auto");
 
     int count = 0;
     gpk_status st = gpk_variant_count(env.ctx, c.op(), &count);
@@ -266,9 +290,7 @@ CaseResult run_case(Env &env, Case &c, const RunOptions &opt) {
 
         for (int i = 0; i < count; ++i) {
             const std::string &name = names[static_cast<size_t>(i)];
-            if (i > 0 && !opt.variants.empty() &&
-                std::find(opt.variants.begin(), opt.variants.end(), name) == opt.variants.end())
-                continue;
+            if (i > 0 && !wanted(name)) continue;
             Row row;
             row.index = i;
             row.variant = names[static_cast<size_t>(i)];
@@ -282,6 +304,22 @@ CaseResult run_case(Env &env, Case &c, const RunOptions &opt) {
             fill_ratios(r.rows, names.size());
             if (!ceiling_rows.empty()) r.rows.back().ratio_to_copy = ratio(r.rows.back(), ceiling_rows.front());
             print_row(r, r.rows.back());
+        }
+        if (run_auto) {
+            Row row;
+            row.index = -1;
+            row.auto_pick = true;
+            row.variant = "auto";
+            try {
+                measure(env, c, timer, opt, row);
+            } catch (const Error &e) {
+                row.status = Row::Status::kFailed;
+                row.detail = e.what();
+            }
+            if (!r.rows.empty()) row.ratio_to_vendor = ratio(row, r.rows.front());
+            if (!ceiling_rows.empty()) row.ratio_to_copy = ratio(row, ceiling_rows.front());
+            r.rows.push_back(row);
+            print_row(r, row);
         }
         for (Row &row : ceiling_rows) {
             if (!r.rows.empty()) row.ratio_to_vendor = ratio(row, r.rows.front());

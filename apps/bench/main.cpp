@@ -3,6 +3,10 @@
 //
 // Without a usable GPU it benchmarks the host backend at small sizes instead,
 // making no CUDA call, so that a machine without a GPU can still smoke-test it.
+//
+// --memory pinned puts the arrays in pinned host memory instead of device memory,
+// so that every call goes through the library's staging pipeline: what host-array
+// callers get, measured against the link (pinned copies each way).
 #include "bench.hpp"
 
 #include "../common/cli.hpp"
@@ -33,9 +37,19 @@ struct Spec {
 const char *const kOpNames[] = {"gemm", "reduce", "transpose", "pi"};
 
 // The headline set of PERF.md: sizes that fill the chip, plus the small ones
-// where launch overhead shows.
-std::vector<Spec> default_specs(int op, bool quick) {
+// where launch overhead shows. With --memory pinned, one size per op, of a GiB
+// where the op moves bytes: a staged call's time is the link's, whatever the size
+// past the pipeline's ramp.
+std::vector<Spec> default_specs(int op, bool quick, bool pinned) {
     const uint64_t p20 = uint64_t(1) << 20, p22 = uint64_t(1) << 22, p28 = uint64_t(1) << 28;
+    if (pinned) {
+        switch (op) {
+            case GPK_OP_GEMM: return {{op, GPK_F32, {quick ? 256u : 4096u}}};
+            case GPK_OP_REDUCE: return {{op, GPK_F32, {quick ? p20 : p28}}};
+            case GPK_OP_TRANSPOSE: return {{op, GPK_F32, {quick ? 1024u : 16384u}}};
+            default: return {};  // pi has no arrays
+        }
+    }
     switch (op) {
         case GPK_OP_GEMM:
             if (quick) return {{op, GPK_F32, {256}}, {op, GPK_F64, {256}}};
@@ -55,7 +69,8 @@ struct Options {
     std::vector<int> ops;
     std::vector<std::string> sizes;  // as given, parsed per op
     std::vector<int> dtypes;
-    std::vector<std::string> variants;  // empty: every variant
+    std::vector<std::string> variants;  // empty: every variant, or with --memory pinned {"auto"}
+    bool pinned = false;                // --memory pinned
     int repeat = 0;  // 0: the default for the mode
     std::string json = kDefaultJson;
     bool quick = false;
@@ -67,16 +82,28 @@ struct Options {
 void usage(std::FILE *to) {
     std::fprintf(to,
                  "usage: %s [--op gemm|reduce|transpose|pi|all] [--size S[,S...]] [--dtype f32|f64|i32|i64[,...]]\n"
-                 "                 [--variant NAME[,NAME...]] [--repeat R] [--json FILE] [--quick]\n"
-                 "                 [--backend auto|cuda|host] [--device N] [--list]\n"
-                 "  --op       ops to run, comma-separated (default all)\n"
+                 "                 [--variant NAME[,NAME...]] [--memory device|pinned] [--repeat R] [--json FILE]\n"
+                 "                 [--quick] [--backend auto|cuda|host] [--device N] [--list]\n"
+                 "  --op       ops to run, comma-separated (default all; reduce,transpose with --memory pinned)\n"
                  "  --size     gemm: N or MxNxK; reduce: N; transpose: N or ROWSxCOLS; pi: samples.\n"
                  "             Counts may be written 4096, 2^28 or 1e8. Default: the headline set\n"
                  "             (gemm 1024^3 and 4096^3; reduce 2^22 and 2^28; transpose 8192^2 and\n"
                  "             16384^2 (f64: 8192^2); pi 2^32 samples)\n"
                  "  --dtype    element types, comma-separated (default: gemm f32,f64; reduce f32,i32;\n"
                  "             transpose f32,f64); pi has none\n"
-                 "  --variant  run only these variants, and the vendor's for the ratios (default all)\n"
+                 "  --variant  run only these variants, and the vendor's for the ratios (default all; the vendor\n"
+                 "             and auto with --memory pinned). \"auto\" is the library's own choice, as a row of\n"
+                 "             its own after the ladder; \"all\" is every rung\n"
+                 "  --memory   where the arrays live. device (default): device memory, each call timed with\n"
+                 "             CUDA events after an L2 flush. pinned: pinned host memory (cudaHostAlloc), so\n"
+                 "             each call is staged through the GPU by the library's pipeline; it is timed\n"
+                 "             with a steady clock around the call (synchronous on host arrays), no L2 flush.\n"
+                 "             GB/s then count the bytes over the link, in + out, and reduce and transpose\n"
+                 "             get the link's ceilings: pinned copies of the input's size, h2d and d2h, the\n"
+                 "             ratios taken to h2d (transpose also to h2d + d2h, since it uses both at\n"
+                 "             once). Default sizes: reduce f32 2^28, transpose f32 16384^2, gemm f32 4096^3;\n"
+                 "             pi has no arrays and is skipped. The host backend stages nothing: there the\n"
+                 "             arrays are ordinary host memory, with the same defaults at small sizes\n"
                  "  --repeat   timed calls per variant (default %d; %d with --quick or on the host backend);\n"
                  "             a variant whose first call takes over 2 s gets 3\n"
                  "  --json     where to write every row (default %s)\n"
@@ -135,6 +162,9 @@ int parse(int argc, char **argv, Options *opt) {
         } else if (gpk_app::take_option(argc, argv, &i, "--variant", &value, &missing)) {
             if (missing || value.empty()) return bad("--variant needs a variant name");
             for (const std::string &name : gpk_app::split(value, ',')) opt->variants.push_back(name);
+        } else if (gpk_app::take_option(argc, argv, &i, "--memory", &value, &missing)) {
+            if (missing || (value != "device" && value != "pinned")) return bad("--memory must be device or pinned");
+            opt->pinned = value == "pinned";
         } else if (gpk_app::take_option(argc, argv, &i, "--repeat", &value, &missing)) {
             const auto repeat = gpk_app::parse_count(value);
             if (missing || !repeat || *repeat < 1 || *repeat > 100000) return bad("--repeat needs a count >= 1");
@@ -155,7 +185,22 @@ int parse(int argc, char **argv, Options *opt) {
             return 2;
         }
     }
-    if (opt->ops.empty()) opt->ops = {GPK_OP_GEMM, GPK_OP_REDUCE, GPK_OP_TRANSPOSE, GPK_OP_PI};
+    if (opt->ops.empty()) {
+        if (opt->pinned)
+            opt->ops = {GPK_OP_REDUCE, GPK_OP_TRANSPOSE};
+        else
+            opt->ops = {GPK_OP_GEMM, GPK_OP_REDUCE, GPK_OP_TRANSPOSE, GPK_OP_PI};
+    }
+    if (opt->pinned) {
+        const auto pi = std::find(opt->ops.begin(), opt->ops.end(), GPK_OP_PI);
+        if (pi != opt->ops.end()) {
+            std::printf("%s: pi has no arrays to stage; skipped with --memory pinned\n", kProg);
+            opt->ops.erase(std::remove(opt->ops.begin(), opt->ops.end(), GPK_OP_PI), opt->ops.end());
+        }
+    }
+    // Staging every rung says nothing the device tables do not: the vendor and
+    // "auto" unless asked otherwise.
+    if (opt->pinned && opt->variants.empty()) opt->variants = {"auto"};
     return 0;
 }
 
@@ -173,7 +218,7 @@ bool valid_dims(int op, const std::vector<uint64_t> &d) {
 // the default dtypes and sizes of each op.
 bool plan(const Options &opt, bool small, std::vector<Spec> *specs) {
     for (int op : opt.ops) {
-        const std::vector<Spec> defaults = default_specs(op, small);
+        const std::vector<Spec> defaults = default_specs(op, small, opt.pinned);
         if (opt.dtypes.empty() && opt.sizes.empty()) {
             specs->insert(specs->end(), defaults.begin(), defaults.end());
             continue;
@@ -238,7 +283,7 @@ void list_variants(const Env &env) {
 std::unique_ptr<Env> open_env(const Options &opt) {
     gpk_status st = GPK_SUCCESS;
     if (opt.backend == GPK_BACKEND_AUTO) {
-        auto env = Env::create(GPK_BACKEND_CUDA, opt.device, &st);
+        auto env = Env::create(GPK_BACKEND_CUDA, opt.device, opt.pinned, &st);
         if (env) return env;
         if (st != GPK_ERROR_NO_DEVICE) {
             gpk_app::report_failure(kProg, "gpk_create (cuda)", st, nullptr);
@@ -248,8 +293,12 @@ std::unique_ptr<Env> open_env(const Options &opt) {
                     gpk_last_error(nullptr));
     }
     const int backend = opt.backend == GPK_BACKEND_CUDA ? GPK_BACKEND_CUDA : GPK_BACKEND_HOST;
-    auto env = Env::create(backend, opt.device, &st);
+    auto env = Env::create(backend, opt.device, opt.pinned, &st);
     if (!env) gpk_app::report_failure(kProg, "gpk_create", st, nullptr);
+    if (env && opt.pinned && !env->cuda)
+        std::printf("%s: --memory pinned needs the CUDA backend (the host backend stages nothing); "
+                    "running with the arrays in ordinary host memory\n",
+                    kProg);
     return env;
 }
 
@@ -282,7 +331,9 @@ int main(int argc, char **argv) {
             std::printf(" (sm_%s, CUDA driver %s, runtime %s)", info.compute_capability.c_str(),
                         info.cuda_driver.c_str(), info.cuda_runtime.c_str());
         std::printf("\n%d timed calls per variant (median), %s\n", run.repeat,
-                    env->cuda ? "CUDA events, L2 flushed before each" : "steady clock");
+                    env->pinned ? "arrays in pinned host memory (staged), steady clock around each call, no L2 flush"
+                    : env->cuda ? "CUDA events, L2 flushed before each"
+                                : "steady clock");
 
         std::vector<CaseResult> results;
         int failed = 0;

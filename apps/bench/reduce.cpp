@@ -1,5 +1,7 @@
 // reduce: the SUM of n elements, with the result in the backend's memory so that
-// the timed call stays asynchronous on the CUDA backend.
+// the timed call stays asynchronous on the CUDA backend. With --memory pinned, x
+// and the result are pinned host memory: the call stages x through the GPU and
+// its throughput counts what crosses the link, x in and the result out.
 #include "bench.hpp"
 
 #include "../common/cli.hpp"
@@ -21,8 +23,12 @@ public:
     const char *op_name() const override { return "reduce"; }
     int dtype() const override { return dtype_; }
     std::vector<std::pair<const char *, uint64_t>> sizes() const override { return {{"n", n_}}; }
-    std::string shape_note() const override { return "sum"; }
-    double work() const override { return double(n_) * sizeof(T); }
+    std::string shape_note() const override {
+        if (!env_.pinned) return "sum";
+        return "sum; x and the result in pinned host memory, staged; GB/s = bytes over the link, x in + " +
+               std::to_string(sizeof(R)) + " B out; ceiling: pinned h2d of x";
+    }
+    double work() const override { return double(n_) * sizeof(T) + (env_.pinned ? double(sizeof(R)) : 0.0); }
     double unit_scale() const override { return 1e9; }
     const char *unit() const override { return "GB/s"; }
 
@@ -74,6 +80,15 @@ public:
                           static_cast<long long>(ref_));
             return {false, text};
         }
+    }
+
+    // Pinned only: x to the device and back into a sink of the ceilings' own (the
+    // result is too small to receive it).
+    std::vector<Ceiling> ceilings() override {
+        if (!env_.pinned) return {};
+        return link_ceilings(env_, size_t(n_) * sizeof(T), [this] {
+            return LinkEnds{x_.get(), nullptr, x_host_.data()};
+        });
     }
 
 private:

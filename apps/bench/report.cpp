@@ -33,9 +33,10 @@ std::string case_title(const CaseResult &r) {
 
 void print_table_header(const Env &env, const CaseResult &r, const std::string &note) {
     std::printf("\n%s%s\n", case_title(r).c_str(), note.empty() ? "" : ("  (" + note + ")").c_str());
+    char vs_copy[32] = "";
+    if (r.has_ceilings) std::snprintf(vs_copy, sizeof vs_copy, "%7s  ", ("vs " + r.ceiling_label).c_str());
     std::printf("  %2s  %-*s  %10s  %10s  %10s  %9s  %6s  %6s  %s%s\n", "#", r.name_width, "variant", "median ms",
-                "min ms", r.unit.c_str(), env.cuda ? "vs vendor" : "vs #0", "step", "vs #1",
-                r.has_ceilings ? "vs copy  " : "", "check");
+                "min ms", r.unit.c_str(), env.cuda ? "vs vendor" : "vs #0", "step", "vs #1", vs_copy, "check");
     std::fflush(stdout);
 }
 
@@ -44,8 +45,8 @@ void print_row(const CaseResult &r, const Row &row) {
     std::string check = status_name(row.status);
     if (!row.detail.empty()) check += ": " + row.detail;
     if (row.time_boxed) check += " [slow first call: " + std::to_string(row.repeats) + " repeats]";
-    // Ceilings are not rungs: no ladder index.
-    const std::string index = row.ceiling ? "-" : std::to_string(row.index);
+    // Ceilings and "auto" are not rungs: no ladder index.
+    const std::string index = row.ceiling || row.auto_pick ? "-" : std::to_string(row.index);
     char vs_copy[32] = "";
     if (r.has_ceilings) std::snprintf(vs_copy, sizeof vs_copy, "%7s  ", times(row.ratio_to_copy).c_str());
     std::printf("  %2s  %-*s  %10s  %10s  %10s  %9s  %6s  %6s  %s%s\n", index.c_str(), r.name_width,
@@ -57,17 +58,30 @@ void print_row(const CaseResult &r, const Row &row) {
 }
 
 void print_ceiling_summary(const CaseResult &r) {
-    const Row *best = nullptr, *copy = nullptr;
+    const Row *best = nullptr, *pick = nullptr, *copy = nullptr, *second = nullptr;
     for (const Row &row : r.rows) {
         if (row.ceiling) {
             if (!copy) copy = &row;
+            else if (!second) second = &row;
+        } else if (row.auto_pick) {
+            if (row.timed()) pick = &row;
         } else if (row.index > 0 && row.timed() && (!best || row.throughput > best->throughput)) {
             best = &row;
         }
     }
+    const std::string who = pick ? "auto" : best ? "best rung " + best->variant : "";
+    if (pick) best = pick;
     if (!best || !copy || !copy->timed() || !best->ratio_to_copy) return;
-    std::printf("  best rung %s: %.4g %s = %.2fx the copy's %.4g %s\n", best->variant.c_str(), best->throughput,
-                r.unit.c_str(), *best->ratio_to_copy, copy->throughput, r.unit.c_str());
+    const char *unit = r.unit.c_str();
+    const std::string of = r.ceiling_label == "copy" ? "copy" : r.ceiling_label + " copy";
+    std::printf("  %s: %.4g %s = %.2fx the %s's %.4g %s\n", who.c_str(), best->throughput, unit,
+                *best->ratio_to_copy, of.c_str(), copy->throughput, unit);
+    // Bytes in and bytes out cross the link at once: the ceiling is both directions.
+    if (r.link_duplex && second && second->timed()) {
+        const double both = copy->throughput + second->throughput;
+        std::printf("  %s: both directions at once, h2d + d2h = %.4g + %.4g = %.4g %s: %.2fx that\n", who.c_str(),
+                    copy->throughput, second->throughput, both, unit, best->throughput / both);
+    }
     std::fflush(stdout);
 }
 
@@ -81,6 +95,7 @@ RunInfo describe_run(const Env &env, bool quick, int repeat) {
     info.backend = gpk_app::backend_name(env.cuda ? GPK_BACKEND_CUDA : GPK_BACKEND_HOST);
     info.device_index = env.device;
     info.date = gpk_app::utc_timestamp();
+    info.memory = env.memory_name();
     info.quick = quick;
     info.repeat = repeat;
     info.l2_flush_bytes = env.l2_flush_bytes;
@@ -117,29 +132,35 @@ bool write_json(const std::string &path, const RunInfo &info, const std::vector<
         .field("cuda_runtime", optional_text(info.cuda_runtime))
         .field("quick", info.quick)
         .field("repeat", info.repeat)
+        .field("memory", info.memory)
+        .field("timing", info.memory == "device" ? "cuda events" : "steady clock")
         .field("l2_flush_bytes", static_cast<uint64_t>(info.l2_flush_bytes));
     json.begin_array("results");
     for (const CaseResult &r : results) {
+        bool kinds = r.has_ceilings;
+        for (const Row &row : r.rows) kinds = kinds || row.auto_pick;
         if (!r.error.empty()) {
             ++failed;
             json.begin_object().field("op", r.op).field("dtype", r.dtype);
             for (const auto &[name, value] : r.sizes) json.field(name, value);
+            json.field("memory", r.memory);
             json.field("ok", false).field("status", "FAILED").field("error", r.error).end_object();
         }
         for (const Row &row : r.rows) {
             failed += row.failed();
             json.begin_object().field("op", r.op).field("dtype", r.dtype);
             for (const auto &[name, value] : r.sizes) json.field(name, value);
+            json.field("memory", r.memory);
             const std::optional<double> median = row.timed() ? std::optional<double>(row.median_ms) : std::nullopt;
             const std::optional<double> min = row.timed() ? std::optional<double>(row.min_ms) : std::nullopt;
             const std::optional<double> tp = row.timed() ? std::optional<double>(row.throughput) : std::nullopt;
             json.field("variant", row.variant);
-            // A ceiling is no rung of the ladder: no index.
-            if (row.ceiling)
+            // A ceiling, or "auto", is no rung of the ladder: no index.
+            if (row.ceiling || row.auto_pick)
                 json.null_field("index");
             else
                 json.field("index", row.index);
-            if (r.has_ceilings) json.field("kind", row.ceiling ? "ceiling" : "variant");
+            if (kinds) json.field("kind", row.ceiling ? "ceiling" : row.auto_pick ? "auto" : "variant");
             json.field("median_ms", median)
                 .field("min_ms", min)
                 .field("repeats", row.repeats)
@@ -150,6 +171,8 @@ bool write_json(const std::string &path, const RunInfo &info, const std::vector<
                 .field("speedup_over_first", row.speedup_over_first)
                 .field("step_speedup", row.step_speedup);
             if (r.has_ceilings) json.field("ratio_to_copy", row.ratio_to_copy);
+            // What ratio_to_copy is against: "copy", or "h2d" (--memory pinned).
+            if (r.has_ceilings) json.field("ratio_to_copy_of", r.ceiling_label);
             json.field("ok", !row.failed())
                 .field("status", status_name(row.status))
                 .field("check", row.detail)
