@@ -24,11 +24,13 @@
 //   of a step touches 8 consecutive vectors of A or 4 of B: one wavefront each.
 //
 // The block tile is chosen by the number of tiles the GPU can run at once: 128x128
-// (128 threads of 8x16, two blocks per SM) when C has enough of them to fill the GPU,
-// 64x64 (64 threads of 8x8) for small C, where a 128x128 grid would leave SMs idle.
-// scripts/tune-gemm chose them on the H100 (docs/PERFORMANCE.md): 8x16 threads beat
-// 8x8 (256 threads) by 1.5 % at 4096^3 and 8192^3, and 128x256, 256x128, k-tiles of 16
-// and other small tiles were within 1 % of these. F32 only: the
+// when C has enough of them to fill the GPU (128 threads of 8x16, two blocks per SM;
+// 256 threads of 8x8 when A or B cannot take 16-byte loads), 64x64 with k-tiles of 16
+// (128 threads of 4x8) for small C, where a 128x128 grid would leave SMs idle and each
+// SM runs few warps, so the prefetch must reach further ahead. scripts/tune-gemm chose
+// them on the H100 (docs/PERFORMANCE.md): 8x16 threads beat 8x8 by 1.5 % at 4096^3 and
+// 8192^3 but lost 8 % at 4097^3 (element loads); 128x256, 256x128 and k-tiles of 16
+// were within 1 %; the small tile took 1000^3 from 0.65x to 0.85x cuBLAS. F32 only: the
 // F64 path is rung 9's FP64 tensor cores. Both tiles can be overridden at compile time
 // with -DGPK_PREFETCH_TUNE_{BM,BN,BK,TM,TN,MINBLOCKS,SMALL_BM,SMALL_BN,SMALL_BK,
 // SMALL_TM,SMALL_TN}=... (scripts/tune-gemm).
@@ -59,10 +61,10 @@
 #define GPK_PREFETCH_TUNE_SMALL_BN 64
 #endif
 #ifndef GPK_PREFETCH_TUNE_SMALL_BK
-#define GPK_PREFETCH_TUNE_SMALL_BK 8
+#define GPK_PREFETCH_TUNE_SMALL_BK 16
 #endif
 #ifndef GPK_PREFETCH_TUNE_SMALL_TM
-#define GPK_PREFETCH_TUNE_SMALL_TM 8
+#define GPK_PREFETCH_TUNE_SMALL_TM 4
 #endif
 #ifndef GPK_PREFETCH_TUNE_SMALL_TN
 #define GPK_PREFETCH_TUNE_SMALL_TN 8
@@ -99,8 +101,11 @@ struct Config {
                   "the B tile's 4-element pieces split evenly over the threads, or the threads over them");
 };
 
+// The large tile for operands that take 16-byte loads, and for those that do not
+// (element loads: more threads, each with fewer of them, did better there).
 using Large = Config<GPK_PREFETCH_TUNE_BM, GPK_PREFETCH_TUNE_BN, GPK_PREFETCH_TUNE_BK, GPK_PREFETCH_TUNE_TM,
                      GPK_PREFETCH_TUNE_TN, GPK_PREFETCH_TUNE_MINBLOCKS>;
+using LargeScalar = Config<128, 128, 8, 8, 8, 2>;
 using Small = Config<GPK_PREFETCH_TUNE_SMALL_BM, GPK_PREFETCH_TUNE_SMALL_BN, GPK_PREFETCH_TUNE_SMALL_BK, GPK_PREFETCH_TUNE_SMALL_TM,
                      GPK_PREFETCH_TUNE_SMALL_TN, 1>;
 
@@ -333,8 +338,9 @@ gpk_status gemm_f32(gpk_context &ctx, const GemmArgs &args) {
     GPK_FORWARD_IF_ERROR(device_attribute(ctx, cudaDevAttrMultiProcessorCount, &sms));
     const int64_t large_tiles = ((args.m + Large::kTileM - 1) / Large::kTileM) *
                                 ((args.n + Large::kTileN - 1) / Large::kTileN);
-    if (large_tiles >= int64_t(sms) * Large::kMinBlocks) return launch_layout<Large>(ctx, args);
-    return launch_layout<Small>(ctx, args);
+    if (large_tiles < int64_t(sms) * Large::kMinBlocks) return launch_layout<Small>(ctx, args);
+    const bool vec = vec16_ok<float>(args.A, args.lda) && vec16_ok<float>(args.B, args.ldb);
+    return vec ? launch_layout<Large>(ctx, args) : launch_layout<LargeScalar>(ctx, args);
 }
 
 }  // namespace
