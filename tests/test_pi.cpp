@@ -218,17 +218,17 @@ void definition(Suite &suite) {
         }
     }
     {
-        // pi_cell_inside_float, the single-precision filter of the float_filter rung,
-        // must give the same answers, most of all next to the circle.
-        Case c(suite, "pi_cell_inside and pi_cell_inside_float are (2x+1)^2 + (2y+1)^2 < 2^44");
+        // pi_cell_inside_double, the double-precision test of the fp64_test rung, must
+        // give the same answers, most of all next to the circle.
+        Case c(suite, "pi_cell_inside and pi_cell_inside_double are (2x+1)^2 + (2y+1)^2 < 2^44");
         const uint32_t top = (uint32_t(1) << 21) - 1;
         uint64_t wrong = 0, boundary = 0;
         auto check = [&](uint32_t x, uint32_t y) {
             const uint32_t want = ref_midpoint_inside(x, y) ? 1u : 0u;
             if (gpk::pi_cell_inside(x, y) != want && ++wrong <= 5)
                 c.fail("pi_cell_inside(%u, %u) = %u, expected %u", x, y, gpk::pi_cell_inside(x, y), want);
-            if (gpk::pi_cell_inside_float(x, y) != want && ++wrong <= 5)
-                c.fail("pi_cell_inside_float(%u, %u) = %u, expected %u", x, y, gpk::pi_cell_inside_float(x, y), want);
+            if (gpk::pi_cell_inside_double(x, y) != want && ++wrong <= 5)
+                c.fail("pi_cell_inside_double(%u, %u) = %u, expected %u", x, y, gpk::pi_cell_inside_double(x, y), want);
         };
         uint64_t s = 0x2545F4914F6CDD1Dull;
         for (uint32_t i = 0; i < 200000; ++i) {

@@ -30,7 +30,6 @@
 // about +2^-21 in the hit fraction (+1.9e-6 in pi), ten times that standard error.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -99,39 +98,24 @@ GPK_HD uint32_t pi_cell_inside(uint32_t x, uint32_t y) {
     return static_cast<uint32_t>(s >> 32) < (uint32_t(1) << (2 * kPiCellBits - 32)) ? 1u : 0u;
 }
 
-// Whether the cell midpoint of (x, y), both below 2^21, is inside: the answer of
-// common/philox.hpp's pi_cell_inside, S = x(x + 1) + y(y + 1) < 2^42, reached in single
-// precision wherever single precision cannot be wrong. For the GPU rungs that are
-// bound by integer multiplies (cuda/pi/06_float_filter.cu); here so that the host
-// tests can check it against the exact test.
-//
-// x and y convert exactly (below 2^23: 2^23 + x is a float, and subtracting 2^23 is
-// exact). Each fmaf rounds x^2 + x once, below 2^43, so it is off by at most half an ulp
-// there, 2^18; the sum, below 2^44, adds at most 2^19. So s is within 2^20 of S, and
-// when s is 2^21 or more from 2^42 it is on the same side of 2^42 as S. Only points
-// within about half a cell of the arc, some 7e-7 of them, take the integer test. (The
-// difference s - 2^42 is exact near 2^42, by Sterbenz's lemma, and far from it no
-// rounding brings it under 2^21.) This moves the test off the integer multiplier,
-// which the Philox rounds already keep busy, onto the single-precision units.
-GPK_HD float pi_exact_float(uint32_t v) {  // v < 2^23
-    const uint32_t bits = v | 0x4B000000u;    // the float 2^23 + v
-    float f;
+// pi_cell_inside in double precision, for the GPU rung whose integer multiplier the
+// Philox rounds keep busy (cuda/pi/06_fp64_test.cu): the same answer, from the FP64
+// units instead. Exact: x and y convert exactly (2^52 + x is a double, and
+// subtracting 2^52 is exact), and x(x + 1) + y(y + 1) < 2^44 < 2^53 is computed
+// without rounding.
+GPK_HD double pi_exact_double(uint32_t v) {
+    const uint64_t bits = 0x4330000000000000ull | v;  // the double 2^52 + v
+    double d;
 #if defined(__CUDA_ARCH__)
-    f = __uint_as_float(bits);
+    d = __longlong_as_double(static_cast<long long>(bits));
 #else
-    std::memcpy(&f, &bits, sizeof f);
+    std::memcpy(&d, &bits, sizeof d);
 #endif
-    return f - 8388608.0f;
+    return d - 4503599627370496.0;
 }
-GPK_HD uint32_t pi_cell_inside_float(uint32_t x, uint32_t y) {
-    const float fx = pi_exact_float(x), fy = pi_exact_float(y);
-#if defined(__CUDA_ARCH__)
-    const float d = __fsub_rn(__fadd_rn(__fmaf_rn(fx, fx, fx), __fmaf_rn(fy, fy, fy)), 0x1p42f);
-#else
-    const float d = (std::fma(fx, fx, fx) + std::fma(fy, fy, fy)) - 0x1p42f;
-#endif
-    if (std::fabs(d) >= 0x1p21f) return d < 0.0f ? 1u : 0u;
-    return pi_cell_inside(x, y);
+GPK_HD uint32_t pi_cell_inside_double(uint32_t x, uint32_t y) {
+    const double dx = pi_exact_double(x), dy = pi_exact_double(y);
+    return dx * (dx + 1.0) + dy * (dy + 1.0) < 0x1p42 ? 1u : 0u;
 }
 
 // The third coordinate made of two words: bits 21..31 of a, then bits 21..30 of b.
