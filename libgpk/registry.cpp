@@ -105,7 +105,6 @@ constexpr Variant<PiArgs> kCudaPi[] = {
     {"registers", kAllTypes, cuda::pi_registers},
     {"ilp", kAllTypes, cuda::pi_ilp},
     {"persistent", kAllTypes, cuda::pi_persistent},
-    {"fp64_test", kAllTypes, cuda::pi_fp64_test},
     {"sobol", kAllTypes, cuda::pi_sobol},
 };
 // The default must be of the Philox family, so that hits match the host backend.

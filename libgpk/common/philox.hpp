@@ -31,7 +31,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 
 #if defined(__CUDACC__)
 #define GPK_HD __host__ __device__ __forceinline__
@@ -96,26 +95,6 @@ GPK_HD Philox4 pi_triple(uint64_t triple, uint64_t seed) {
 GPK_HD uint32_t pi_cell_inside(uint32_t x, uint32_t y) {
     const uint64_t s = static_cast<uint64_t>(x) * (x + 1) + static_cast<uint64_t>(y) * (y + 1);
     return static_cast<uint32_t>(s >> 32) < (uint32_t(1) << (2 * kPiCellBits - 32)) ? 1u : 0u;
-}
-
-// pi_cell_inside in double precision, for the GPU rung whose integer multiplier the
-// Philox rounds keep busy (cuda/pi/06_fp64_test.cu): the same answer, from the FP64
-// units instead. Exact: x and y convert exactly (2^52 + x is a double, and
-// subtracting 2^52 is exact), and x(x + 1) + y(y + 1) < 2^44 < 2^53 is computed
-// without rounding.
-GPK_HD double pi_exact_double(uint32_t v) {
-    const uint64_t bits = 0x4330000000000000ull | v;  // the double 2^52 + v
-    double d;
-#if defined(__CUDA_ARCH__)
-    d = __longlong_as_double(static_cast<long long>(bits));
-#else
-    std::memcpy(&d, &bits, sizeof d);
-#endif
-    return d - 4503599627370496.0;
-}
-GPK_HD uint32_t pi_cell_inside_double(uint32_t x, uint32_t y) {
-    const double dx = pi_exact_double(x), dy = pi_exact_double(y);
-    return dx * (dx + 1.0) + dy * (dy + 1.0) < 0x1p42 ? 1u : 0u;
 }
 
 // The third coordinate made of two words: bits 21..31 of a, then bits 21..30 of b.

@@ -52,7 +52,6 @@ gpk_status pi_fused(gpk_context &ctx, const PiArgs &args);               // pi/0
 gpk_status pi_registers(gpk_context &ctx, const PiArgs &args);           // pi/03_registers.cu
 gpk_status pi_ilp(gpk_context &ctx, const PiArgs &args);                 // pi/04_ilp.cu
 gpk_status pi_persistent(gpk_context &ctx, const PiArgs &args);          // pi/05_persistent.cu
-gpk_status pi_fp64_test(gpk_context &ctx, const PiArgs &args);           // pi/06_fp64_test.cu
-gpk_status pi_sobol(gpk_context &ctx, const PiArgs &args);               // pi/07_sobol.cu
+gpk_status pi_sobol(gpk_context &ctx, const PiArgs &args);               // pi/06_sobol.cu
 
 }  // namespace gpk::cuda

@@ -54,14 +54,6 @@ __device__ __forceinline__ uint32_t triple_hits(uint32_t hi, uint32_t lo, uint64
     return pi_triple_hits(pi_triple((static_cast<uint64_t>(hi) << 32) | lo, seed));
 }
 
-// triple_hits with pi_cell_inside_double: the same count.
-__device__ __forceinline__ uint32_t triple_hits_double(uint32_t hi, uint32_t lo, uint64_t seed) {
-    const Philox4 r = pi_triple((static_cast<uint64_t>(hi) << 32) | lo, seed);
-    return pi_cell_inside_double(r.v[0] & kPiCellMask, r.v[1] & kPiCellMask) +
-           pi_cell_inside_double(r.v[2] & kPiCellMask, r.v[3] & kPiCellMask) +
-           pi_cell_inside_double(pi_top_bits(r.v[0], r.v[1]), pi_top_bits(r.v[2], r.v[3]));
-}
-
 __device__ __forceinline__ uint64_t warp_sum(uint64_t v) {
 #pragma unroll
     for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);

@@ -1,4 +1,4 @@
-// Rung 7, quasi-Monte Carlo: points spread evenly instead of at random.
+// Rung 6, quasi-Monte Carlo: points spread evenly instead of at random.
 //
 // Every rung before this one draws pseudo-random points, whose error falls as
 // 1/sqrt(N) however fast they are drawn. Here sample s is point s of the
