@@ -30,8 +30,21 @@ namespace {
 
 using namespace gemm_util;
 
-constexpr int kTileM = 128, kTileN = 128, kTileK = 8, kStages = 4;
-constexpr int kThreadM = 8, kThreadN = 8;  // a thread's block of C
+#ifndef GPK_ASYNC_TUNE_TM
+#define GPK_ASYNC_TUNE_TM 16
+#endif
+#ifndef GPK_ASYNC_TUNE_TN
+#define GPK_ASYNC_TUNE_TN 8
+#endif
+#ifndef GPK_ASYNC_TUNE_STAGES
+#define GPK_ASYNC_TUNE_STAGES 4
+#endif
+#ifndef GPK_ASYNC_TUNE_MINBLOCKS
+#define GPK_ASYNC_TUNE_MINBLOCKS 2
+#endif
+constexpr int kTileM = 128, kTileN = 128, kTileK = 8, kStages = GPK_ASYNC_TUNE_STAGES;
+constexpr int kThreadM = GPK_ASYNC_TUNE_TM, kThreadN = GPK_ASYNC_TUNE_TN;  // a thread's block of C
+constexpr int kMinBlocks = GPK_ASYNC_TUNE_MINBLOCKS;
 constexpr int kThreadsM = kTileM / kThreadM, kThreadsN = kTileN / kThreadN;
 constexpr int kThreads = kThreadsM * kThreadsN;
 constexpr int kLanesM = 8, kLanesN = 4;  // a warp's lanes over the threads' grid
@@ -87,26 +100,27 @@ __device__ __forceinline__ int own(int t, int r) {
     return kContigO ? r / 4 * (kOuter / (kThread / 4)) + t * 4 + r % 4 : t + kThreadsO * r;
 }
 
-// A thread's kThread elements of op(X) for steps p4 .. p4 + 3 of the stage:
-// f[s][r] = step p4 + s, its r-th row (column).
-template <int kOuter, int kThread, bool kContigO>
+// A thread's kThread elements of op(X) for step p of the stage, X contiguous along
+// outer: runs of 4.
+template <int kOuter, int kThread>
+__device__ __forceinline__ void read_step(float (&f)[kThread], const float *S, int t, int p) {
+    using T = Tile<kOuter, true>;
+#pragma unroll
+    for (int run = 0; run < kThread / 4; ++run) {
+        const float4 v = *reinterpret_cast<const float4 *>(S + p * T::kRow + own<kOuter, kThread, true>(t, run * 4));
+        f[run * 4] = v.x, f[run * 4 + 1] = v.y, f[run * 4 + 2] = v.z, f[run * 4 + 3] = v.w;
+    }
+}
+
+// The same for steps p4 .. p4 + 3, X contiguous along k: f[s][r] = step p4 + s, the
+// thread's r-th row (column), one 16-byte read per row.
+template <int kOuter, int kThread>
 __device__ __forceinline__ void read_steps(float (&f)[4][kThread], const float *S, int t, int p4) {
-    using T = Tile<kOuter, kContigO>;
-    if (kContigO) {
+    using T = Tile<kOuter, false>;
 #pragma unroll
-        for (int s = 0; s < 4; ++s)
-#pragma unroll
-            for (int run = 0; run < kThread / 4; ++run) {
-                const float4 v =
-                    *reinterpret_cast<const float4 *>(S + (p4 + s) * T::kRow + own<kOuter, kThread, true>(t, run * 4));
-                f[s][run * 4] = v.x, f[s][run * 4 + 1] = v.y, f[s][run * 4 + 2] = v.z, f[s][run * 4 + 3] = v.w;
-            }
-    } else {
-#pragma unroll
-        for (int r = 0; r < kThread; ++r) {
-            const float4 v = *reinterpret_cast<const float4 *>(S + own<kOuter, kThread, false>(t, r) * T::kRow + p4);
-            f[0][r] = v.x, f[1][r] = v.y, f[2][r] = v.z, f[3][r] = v.w;
-        }
+    for (int r = 0; r < kThread; ++r) {
+        const float4 v = *reinterpret_cast<const float4 *>(S + own<kOuter, kThread, false>(t, r) * T::kRow + p4);
+        f[0][r] = v.x, f[1][r] = v.y, f[2][r] = v.z, f[3][r] = v.w;
     }
 }
 
@@ -119,7 +133,7 @@ struct Layout {
 };
 
 template <bool kAContigM, bool kBContigN>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
     gemm_async_stages_kernel(int64_t m, int64_t n, int64_t k, float alpha, const float *__restrict__ A,
                              int64_t lda, const float *__restrict__ B, int64_t ldb, float beta,
                              float *__restrict__ C, int64_t ldc, bool vec_c) {
@@ -174,15 +188,21 @@ __global__ void __launch_bounds__(kThreads, 1)
                 const float *bs = as + L::TA::kFloats;
 #pragma unroll
                 for (int p4 = 0; p4 < kTileK; p4 += 4) {
-                    float a[4][kThreadM], b[4][kThreadN];
-                    read_steps<kTileM, kThreadM, kAContigM>(a, as, tm, p4);
-                    read_steps<kTileN, kThreadN, kBContigN>(b, bs, tn, p4);
+                    // k-contiguous operands: 4 steps at once; the others a step at a time.
+                    float a[kAContigM ? 1 : 4][kThreadM], b[kBContigN ? 1 : 4][kThreadN];
+                    if constexpr (!kAContigM) read_steps<kTileM, kThreadM>(a, as, tm, p4);
+                    if constexpr (!kBContigN) read_steps<kTileN, kThreadN>(b, bs, tn, p4);
 #pragma unroll
-                    for (int s = 0; s < 4; ++s)
+                    for (int s = 0; s < 4; ++s) {
+                        if constexpr (kAContigM) read_step<kTileM, kThreadM>(a[0], as, tm, p4 + s);
+                        if constexpr (kBContigN) read_step<kTileN, kThreadN>(b[0], bs, tn, p4 + s);
+                        const float(&ar)[kThreadM] = a[kAContigM ? 0 : s];
+                        const float(&br)[kThreadN] = b[kBContigN ? 0 : s];
 #pragma unroll
                         for (int x = 0; x < kThreadM; ++x)
 #pragma unroll
-                            for (int y = 0; y < kThreadN; ++y) acc[x][y] = fmaf(a[s][x], b[s][y], acc[x][y]);
+                            for (int y = 0; y < kThreadN; ++y) acc[x][y] = fmaf(ar[x], br[y], acc[x][y]);
+                    }
                 }
             }
 
