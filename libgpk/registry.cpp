@@ -49,7 +49,6 @@ constexpr Variant<GemmArgs> kCudaGemm[] = {
     {"warptile_async", kFloatTypes, cuda::gemm_warptile_async},
     {"dmma_f64", dtype_bit(GPK_F64), cuda::gemm_dmma_f64},
     {"prefetch", dtype_bit(GPK_F32), cuda::gemm_prefetch},
-    {"async_stages", dtype_bit(GPK_F32), cuda::gemm_async_stages},
 };
 // Until a rung of ours beats cuBLAS, "auto" is cuBLAS.
 int pick_gemm(const GemmArgs &) { return 0; }

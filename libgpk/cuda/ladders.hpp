@@ -20,7 +20,6 @@ gpk_status gemm_register_2d(gpk_context &ctx, const GemmArgs &args);     // gemm
 gpk_status gemm_warptile_async(gpk_context &ctx, const GemmArgs &args);  // gemm/08_warptile_async.cu
 gpk_status gemm_dmma_f64(gpk_context &ctx, const GemmArgs &args);        // gemm/09_dmma_f64.cu
 gpk_status gemm_prefetch(gpk_context &ctx, const GemmArgs &args);        // gemm/10_prefetch.cu
-gpk_status gemm_async_stages(gpk_context &ctx, const GemmArgs &args);    // gemm/11_async_stages.cu
 
 gpk_status reduce_cub(gpk_context &ctx, const ReduceArgs &args);         // reduce/00_cub.cu
 gpk_status reduce_interleaved(gpk_context &ctx, const ReduceArgs &args); // reduce/01_interleaved.cu
