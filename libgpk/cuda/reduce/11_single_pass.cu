@@ -2,8 +2,8 @@
 // the first's partials, can start only once the first has drained, with a launch gap
 // between them; at small n the launches, not the data, set the time. Here one launch
 // does both. Each block reduces its share as in rung 10 and writes its partial; its
-// thread 0 then makes the partial visible to the whole GPU (__threadfence) and adds 1
-// to a counter of finished blocks. The block that draws the last ticket knows that
+// thread 0 then adds 1 to a counter of finished blocks with release semantics, which
+// makes the partial visible to the whole GPU first. The block that draws the last ticket knows that
 // every partial is written and combines them itself.
 //
 // Deterministic: the last block does not fold partials in as they arrive; it reads
@@ -17,6 +17,8 @@
 // order, so no two grids count in it at once.
 #include "../ladders.hpp"
 #include "reduce_common.cuh"
+
+#include <cuda/atomic>
 
 namespace gpk::cuda {
 namespace {
@@ -47,12 +49,14 @@ __global__ void __launch_bounds__(kBlock)
     }
     if (threadIdx.x == 0) {
         partial[blockIdx.x] = acc;
-        // The partial is visible GPU-wide before the count that announces it.
-        __threadfence();
-        const unsigned int ticket = atomicAdd(finished, 1u);
+        // One acquire-release add: its release makes the partial visible GPU-wide
+        // before the count that announces it, its acquire makes the partials the
+        // count announces visible to the block that draws the last ticket (to its
+        // other threads through the barrier below). Cheaper at the end of the kernel
+        // than a sequentially consistent __threadfence() on either side of an add.
+        ::cuda::atomic_ref<unsigned int, ::cuda::thread_scope_device> count(*finished);
+        const unsigned int ticket = count.fetch_add(1u, ::cuda::memory_order_acq_rel);
         is_last = ticket == gridDim.x - 1;
-        // And the partials the count announces are read only after it.
-        if (is_last) __threadfence();
     }
     // Also parts the two uses of block_reduce_shuffle's shared memory.
     __syncthreads();
