@@ -2,7 +2,7 @@
 // through the GPU.
 //
 // Chunks and lanes. A call is cut into chunks -- panels of C and of the streamed
-// operand for gemm, panels of A and B for transpose, pieces of x for reduce -- and
+// operand for gemm, tiles of A and B for transpose, pieces of x for reduce -- and
 // chunk c goes to lane c mod S, one of the S streams of the context's pipeline
 // (gpk_set_staging), as three steps on that stream: its copies in, the selected rung
 // on device pointers into the lane's buffers, its copy out. A lane has one set of
@@ -37,22 +37,30 @@
 //
 // Chunk sizes. About chunk_bytes of host data per chunk, or by default 32 MiB and at
 // least two chunks per stream; panels are multiples of 64 rows or columns (kernel
-// tiles) when longer, and a transpose's panels are at least 4 KiB along their
-// strided side, which DMA moves at about the link's speed. Reduce's pieces are
-// reduced to partials in device memory, which the rung then reduces in piece order.
+// tiles) when longer. Reduce's pieces are reduced to partials in device memory, which
+// the rung then reduces in piece order. A transpose's tile of h x w elements is w
+// lines of h in A and h lines of w in B. DMA of lines far apart is slow unless they
+// are long (on the lent H100, lines 64 KiB apart: 34 GB/s for 4 KiB lines, 49 for 8
+// and 16 KiB, the link's 55 for 32 KiB; lines half their pitch apart run at the
+// link's speed however short): the tile is as square as the matrix allows when both
+// arrays are on the host (when one is, its lines as long as the matrix allows), and
+// by default its lines on the host sides are kTransposeLine (32 KiB) long where two
+// tiles per stream allow (16384^2 F32: 9 tiles of up to 5760^2, 22.5 KiB lines).
 //
 // Budget. gpk_set_staging's device_bytes, or else the GPU's free memory less a
-// margin, plus what the pipeline already holds. The plan halves the panels until one
-// chunk per lane (and gemm's resident block) fits. Every buffer the plan needs is
-// allocated before the first copy, so running out of memory is reported before
-// anything is written; buffers are kept for the next call and grow only, unless
-// keeping them would pass the budget: then the call starts over with what it needs.
+// margin, plus what the pipeline already holds. The plan halves the panels (the
+// longer side of transpose's tiles) until one chunk per lane (and gemm's resident
+// block) fits. Every buffer the plan needs is allocated before the first copy, so
+// running out of memory is reported before anything is written; buffers are kept for
+// the next call and grow only, unless keeping them would pass the budget: then the
+// call starts over with what it needs.
 #include "pipeline.hpp"
 
 #include "ladders.hpp"
 #include "resources.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <new>
@@ -73,6 +81,7 @@ constexpr size_t kResidentPiece = size_t{8} << 20;       // pageable resident op
 constexpr size_t kParallelCopyBytes = size_t{4} << 20;   // host copies this large use several threads
 constexpr int kCopyThreads = 8;                          // about what saturates a socket's memory
 constexpr size_t kUncappedGranule = size_t{1} << 20;     // growth step of buffers without a cap
+constexpr size_t kTransposeLine = size_t{32} << 10;      // transpose: least line of a strided copy, by default
 
 size_t align_up(size_t bytes, size_t to = kAlignment) { return (bytes + to - 1) / to * to; }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -885,65 +894,100 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<T
     char *A = static_cast<char *>(const_cast<void *>(a.A));
     char *B = static_cast<char *>(a.B);
 
-    // Panels along the longer side: rows of A to columns of B, or columns of A to rows
-    // of B. A panel's strided side then has the longer lines.
-    const bool by_rows = a.rows >= a.cols;
-    const int64_t P = by_rows ? a.rows : a.cols, other = by_rows ? a.cols : a.rows;
-    auto a_panel = [&](int64_t p0, int64_t pc) {
-        return by_rows ? Piece{A + p0 * es, pc, a.cols, a.lda} : Piece{A + p0 * a.lda * es, a.rows, pc, a.lda};
+    // Chunks are tiles of A, h rows by w columns, whose transposes are tiles of B: in
+    // the caller's arrays, w lines of h elements in A and h lines of w elements in B.
+    auto a_tile = [&](int64_t i0, int64_t hc, int64_t j0, int64_t wc) {
+        return Piece{A + (i0 + j0 * a.lda) * es, hc, wc, a.lda};
     };
-    auto b_panel = [&](int64_t p0, int64_t pc) {
-        return by_rows ? Piece{B + p0 * a.ldb * es, a.cols, pc, a.ldb} : Piece{B + p0 * es, pc, a.rows, a.ldb};
+    auto b_tile = [&](int64_t i0, int64_t hc, int64_t j0, int64_t wc) {
+        return Piece{B + (j0 + i0 * a.ldb) * es, wc, hc, a.ldb};
     };
-    const Memory ma = memory_of(a_panel(0, P), es, dev_a), mb = memory_of(b_panel(0, P), es, dev_b);
+    const Memory ma = memory_of(a_tile(0, a.rows, 0, a.cols), es, dev_a);
+    const Memory mb = memory_of(b_tile(0, a.rows, 0, a.cols), es, dev_b);
     const bool a_host = ma != Memory::Device, b_host = mb != Memory::Device;
 
-    auto lane_bytes = [&](int64_t pc) {
-        return (a_host ? device_bytes(a_panel(0, pc), es) : 0) + (b_host ? device_bytes(b_panel(0, pc), es) : 0);
+    auto lane_bytes = [&](int64_t hc, int64_t wc) {
+        return (a_host ? device_bytes(a_tile(0, hc, 0, wc), es) : 0) +
+               (b_host ? device_bytes(b_tile(0, hc, 0, wc), es) : 0);
     };
-    auto lanes_for = [&](int64_t pc) { return static_cast<int>(std::min<int64_t>(st.streams, ceil_div(P, pc))); };
-    auto need = [&](int64_t pc) { return static_cast<size_t>(lanes_for(pc)) * lane_bytes(pc); };
+    auto chunks_for = [&](int64_t hc, int64_t wc) { return ceil_div(a.rows, hc) * ceil_div(a.cols, wc); };
+    auto lanes_for = [&](int64_t hc, int64_t wc) {
+        return static_cast<int>(std::min<int64_t>(st.streams, chunks_for(hc, wc)));
+    };
+    auto need = [&](int64_t hc, int64_t wc) { return static_cast<size_t>(lanes_for(hc, wc)) * lane_bytes(hc, wc); };
     size_t budget = 0;
     GPK_FORWARD_IF_ERROR(device_budget(ctx, p, &budget));
-    const size_t per_unit = static_cast<size_t>(other) * es * ((a_host ? 1 : 0) + (b_host ? 1 : 0));
-    // One side of a panel is strided, in lines of the panel's length: 4 KiB lines at
-    // least, which DMA moves at close to the link's speed.
-    int64_t pn = panel_length(P, per_unit, st, 64, static_cast<int64_t>(4096 / es));
-    while (pn > 1 && need(pn) > budget) pn /= 2;
-    if (need(pn) > budget) return too_small(ctx, need(1), lanes_for(1), budget);
 
-    Needs needs{lanes_for(pn), lane_bytes(pn), 0, 0, 0};
+    // ---- the plan: tiles of h x w
+    // Elements per tile: about chunk_bytes of host data. By default 32 MiB, or more where
+    // that gives lines shorter than kTransposeLine on a host side (one DMA line per line
+    // of the tile), but at least two tiles per stream.
+    const int64_t total = a.rows * a.cols, host_sides = (a_host ? 1 : 0) + (b_host ? 1 : 0);
+    const int64_t granule = 64, line = std::max<int64_t>(1, static_cast<int64_t>(kTransposeLine / es));
+    const size_t target = st.chunk_bytes != 0 ? st.chunk_bytes : kDefaultChunkBytes;
+    int64_t area = std::max<int64_t>(
+        1, static_cast<int64_t>(std::min<size_t>(static_cast<size_t>(total), target / (es * host_sides))));
+    if (st.chunk_bytes == 0) {
+        // Lines of `line` elements on both host sides take a tile of line x line.
+        area = std::max(area, host_sides == 2 ? line * line : line);
+        area = std::max<int64_t>(1, std::min(area, ceil_div(total, 2 * static_cast<int64_t>(st.streams))));
+    }
+    // A host side's lines as long as possible: both sides' the same (a square tile)
+    // when both are on the host, unless a side of the matrix is shorter; one host
+    // side's lines as long as the matrix allows.
+    int64_t h = 0, w = 0;
+    if (host_sides == 2) {
+        const auto side = static_cast<int64_t>(std::sqrt(static_cast<double>(area)));
+        if (side >= a.rows) h = a.rows, w = std::clamp<int64_t>(area / a.rows, 1, a.cols);
+        else if (side >= a.cols) w = a.cols, h = std::clamp<int64_t>(area / a.cols, 1, a.rows);
+        else h = w = std::max<int64_t>(side, 1);
+    } else if (a_host) {
+        h = std::min(a.rows, area), w = std::clamp<int64_t>(area / h, 1, a.cols);
+    } else {
+        w = std::min(a.cols, area), h = std::clamp<int64_t>(area / w, 1, a.rows);
+    }
+    // Multiples of the kernels' tiles where longer.
+    if (h > granule && h < a.rows) h -= h % granule;
+    if (w > granule && w < a.cols) w -= w % granule;
+    // Within the budget: the longer side halved, until one tile per lane fits.
+    while ((h > 1 || w > 1) && need(h, w) > budget) {
+        if (h >= w) h = std::max<int64_t>(1, h / 2);
+        else w = std::max<int64_t>(1, w / 2);
+    }
+    if (need(h, w) > budget) return too_small(ctx, need(1, 1), lanes_for(1, 1), budget);
+
+    Needs needs{lanes_for(h, w), lane_bytes(h, w), 0, 0, 0};
     // The result overwrites the copy in within the slot: stream order puts it after.
-    needs.slot = std::max(ma == Memory::Pageable ? packed_bytes(a_panel(0, pn), es) : 0,
-                          mb == Memory::Pageable ? packed_bytes(b_panel(0, pn), es) : 0);
+    needs.slot = std::max(ma == Memory::Pageable ? packed_bytes(a_tile(0, h, 0, w), es) : 0,
+                          mb == Memory::Pageable ? packed_bytes(b_tile(0, h, 0, w), es) : 0);
     GPK_FORWARD_IF_ERROR(provision(ctx, p, needs, budget));
     GPK_FORWARD_IF_ERROR(prepare_lanes(ctx, p, needs.lanes, run == transpose_geam, false));
 
     Call call(ctx, p, needs.lanes);
     return call.run([&]() -> gpk_status {
         int64_t index = 0;
-        for (int64_t p0 = 0; p0 < P; p0 += pn, ++index) {
-            const int64_t pc = std::min(pn, P - p0);
-            char *dev = p.lanes[call.lane_of(index)].device;
-            TransposeArgs t = a;
-            if (by_rows) t.rows = pc;
-            else t.cols = pc;
-            const Piece ap = a_panel(p0, pc), bp = b_panel(p0, pc);
-            Transfer in{}, out{};
-            t.A = ap.ptr, t.lda = ap.ld;
-            if (a_host) {
-                t.A = dev, t.lda = device_ld(ap.inner, es);
-                in = transfer(ap, dev, t.lda, es, ma);
-                dev += device_bytes(ap, es);
+        for (int64_t j0 = 0; j0 < a.cols; j0 += w)
+            for (int64_t i0 = 0; i0 < a.rows; i0 += h, ++index) {
+                const int64_t hc = std::min(h, a.rows - i0), wc = std::min(w, a.cols - j0);
+                char *dev = p.lanes[call.lane_of(index)].device;
+                TransposeArgs t = a;
+                t.rows = hc, t.cols = wc;
+                const Piece ap = a_tile(i0, hc, j0, wc), bp = b_tile(i0, hc, j0, wc);
+                Transfer in{}, out{};
+                t.A = ap.ptr, t.lda = ap.ld;
+                if (a_host) {
+                    t.A = dev, t.lda = device_ld(ap.inner, es);
+                    in = transfer(ap, dev, t.lda, es, ma);
+                    dev += device_bytes(ap, es);
+                }
+                t.B = bp.ptr, t.ldb = bp.ld;
+                if (b_host) {
+                    t.B = dev, t.ldb = device_ld(bp.inner, es);
+                    out = transfer(bp, dev, t.ldb, es, mb);
+                }
+                GPK_FORWARD_IF_ERROR(call.chunk(index, &in, a_host ? 1 : 0, b_host ? &out : nullptr, false,
+                                                [&] { return run(ctx, t); }));
             }
-            t.B = bp.ptr, t.ldb = bp.ld;
-            if (b_host) {
-                t.B = dev, t.ldb = device_ld(bp.inner, es);
-                out = transfer(bp, dev, t.ldb, es, mb);
-            }
-            GPK_FORWARD_IF_ERROR(call.chunk(index, &in, a_host ? 1 : 0, b_host ? &out : nullptr, false,
-                                            [&] { return run(ctx, t); }));
-        }
         GPK_FORWARD_IF_ERROR(call.finish());
         return call.wait();
     });
