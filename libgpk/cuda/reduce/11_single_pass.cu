@@ -26,7 +26,7 @@ namespace {
 // Threads per block and 16-byte loads in flight per thread; -DGPK_REDUCE_TUNE_BLOCK
 // and -DGPK_REDUCE_TUNE_UNROLL set them for measurements.
 #ifndef GPK_REDUCE_TUNE_BLOCK
-#define GPK_REDUCE_TUNE_BLOCK 256
+#define GPK_REDUCE_TUNE_BLOCK 1024
 #endif
 #ifndef GPK_REDUCE_TUNE_UNROLL
 #define GPK_REDUCE_TUNE_UNROLL 4
