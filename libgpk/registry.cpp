@@ -68,10 +68,9 @@ constexpr Variant<ReduceArgs> kCudaReduce[] = {
     {"single_pass", kAllTypes, cuda::reduce_single_pass},
 };
 // The single-pass rung (one launch, 16-byte loads, partials combined in a fixed order
-// by the last block) is at or above CUB at every size measured on the H100: 1.12-1.17x
-// at 2^22 elements, where a launch saved counts, 1.01-1.02x at 2^28, where both run at
-// DRAM speed, and 0.99x or better at every power of two from 2^10 to 2^30 (runs 11 and
-// 14 in docs/PERFORMANCE.md).
+// by the last block) leads CUB where launches count and matches it at DRAM speed on
+// the H100: 1.21x at 2^22 elements, 1.00-1.01x at 2^28, and 0.95x or better at every
+// power of two from 2^10 to 2^30 (run 22 in docs/PERFORMANCE.md).
 int pick_reduce(const ReduceArgs &) {
     constexpr int best = rung(kCudaReduce, "single_pass");
     return best;
