@@ -1,9 +1,9 @@
 // The first kernel of rung 6 ("tile64_vec2"), now scripts/tune-transpose's baseline
 // (rung 6 uses libgpk/cuda/transpose/tile_tuned.cuh, which checks bounds only on edge
 // tiles): a 64x64 tile in shared memory moved by 32x8 threads, each moving element
-// pairs with one 8-byte (4-byte elements) or 16-byte (8-byte elements) access. Streaming adds the evict-first cache hints
-// (__ldcs/__stcs) to the global accesses; the library does not use them (they bought
-// nothing on the H100, docs/PERFORMANCE.md), scripts/tune-transpose times both.
+// pairs with one 8-byte (4-byte elements) or 16-byte (8-byte elements) access.
+// Streaming adds the evict-first cache hints (__ldcs/__stcs) to the global accesses;
+// they bought nothing on the H100 (docs/PERFORMANCE.md); tune-transpose times both.
 #pragma once
 
 #include <cuda_runtime.h>
