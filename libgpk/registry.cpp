@@ -88,10 +88,10 @@ constexpr Variant<TransposeArgs> kCudaTranspose[] = {
 };
 // geam computes 1 * A + 0 * B, which quiets signalling NaNs and rewrites NaN
 // payloads, so "auto" is always a rung of ours, which moves bits. On the H100 the
-// 64x64 tile with pair accesses was the fastest F32 rung (0.98-0.99x geam at 8192^2
-// and 16384^2) and on a par with the others for F64 (1.01-1.03x geam); the 16-byte
-// rung was slower for F32 (docs/PERFORMANCE.md). It falls back to the plain 64x64
-// tile when the arrays are not aligned for pairs.
+// 64x64 tile with pair accesses is the fastest F32 rung (1.01x geam at 8192^2 and
+// 16384^2, 0.96x the copy) and on a par with the others for F64 (1.02x geam); the
+// 16-byte rung is slower for F32 (run 23 in docs/PERFORMANCE.md). It falls back to
+// the plain 64x64 tile when the arrays are not aligned for pairs.
 int pick_transpose(const TransposeArgs &) {
     constexpr int best = rung(kCudaTranspose, "tile64_vec2");
     return best;
