@@ -40,7 +40,7 @@
 // tiles) when longer. Reduce's pieces are reduced to partials in device memory, which
 // the rung then reduces in piece order. A transpose's tile of h x w elements is w
 // lines of h in A and h lines of w in B. DMA of lines far apart is slow unless they
-// are long (on the lent H100, lines 64 KiB apart: 34 GB/s for 4 KiB lines, 49 for 8
+// are long (on an H100, lines 64 KiB apart: 34 GB/s for 4 KiB lines, 49 for 8
 // and 16 KiB, the link's 55 for 32 KiB; lines half their pitch apart run at the
 // link's speed however short): the tile is as square as the matrix allows when both
 // arrays are on the host (when one is, its lines as long as the matrix allows), and
