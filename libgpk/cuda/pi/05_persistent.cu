@@ -62,14 +62,9 @@ __device__ __forceinline__ uint32_t cell_miss(uint32_t x, uint32_t y) {
     return static_cast<uint32_t>(s >> 32) >> (2 * kPiCellBits - 32);
 }
 
-// The third coordinate of pi_top_bits, with one mask fewer.
-__device__ __forceinline__ uint32_t top_bits(uint32_t a, uint32_t b) {
-    return (a >> kPiCellBits) | ((b >> (2 * kPiCellBits - 32)) & (kPiCellMask << (32 - kPiCellBits) & kPiCellMask));
-}
-
 __device__ __forceinline__ uint32_t triple_misses(const Philox4 &r) {
     return cell_miss(r.v[0] & kPiCellMask, r.v[1] & kPiCellMask) + cell_miss(r.v[2] & kPiCellMask, r.v[3] & kPiCellMask) +
-           cell_miss(top_bits(r.v[0], r.v[1]), top_bits(r.v[2], r.v[3]));
+           cell_miss(pi_top_bits(r.v[0], r.v[1]), pi_top_bits(r.v[2], r.v[3]));
 }
 
 __device__ __forceinline__ Philox4 triple_block(uint32_t hi, uint32_t lo, uint64_t seed) {
