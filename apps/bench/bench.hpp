@@ -137,13 +137,17 @@ struct Ceiling {
 // output of at least `bytes` the d2h copy writes (null: a pinned sink of the
 // ceilings' own); `expected`, a host copy of in's bytes, which both checks
 // compare with. The device buffer the copies use is allocated on first use and
-// lives as long as the ceilings. Each ceiling's work is `bytes`.
+// lives as long as the ceilings. Each ceiling's work is `bytes`. With `duplex`, a
+// third ceiling runs both copies at once on two streams (into a second device
+// buffer), for a case whose bytes cross the link both ways at once; its work is
+// 2 * `bytes`.
 struct LinkEnds {
     const Buffer *in = nullptr;
     Buffer *out = nullptr;
     const void *expected = nullptr;
 };
-std::vector<Ceiling> link_ceilings(const Env &env, size_t bytes, std::function<LinkEnds()> ends);
+std::vector<Ceiling> link_ceilings(const Env &env, size_t bytes, std::function<LinkEnds()> ends,
+                                   bool duplex = false);
 
 // One (op, dtype, size): owns its inputs and output and knows its op's rules.
 class Case {

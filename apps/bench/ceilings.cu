@@ -102,13 +102,45 @@ struct Link {
     const Env &env;
     size_t bytes;
     std::function<LinkEnds()> ends;
-    std::unique_ptr<Buffer> device, sink;
+    std::unique_ptr<Buffer> device, source, sink;
+    cudaStream_t side = nullptr;  // the second direction of the "both at once" ceiling
+    cudaEvent_t fork = nullptr, join = nullptr;
 
     Link(const Env &e, size_t b, std::function<LinkEnds()> f) : env(e), bytes(b), ends(std::move(f)) {}
+    ~Link() {
+        if (side) cudaStreamDestroy(side);
+        if (fork) cudaEventDestroy(fork);
+        if (join) cudaEventDestroy(join);
+    }
+    Link(const Link &) = delete;
+    Link &operator=(const Link &) = delete;
 
     Buffer &device_buffer() {
         if (!device) device = std::make_unique<Buffer>(env, bytes, Place::kDevice);
         return *device;
+    }
+    // The d2h copy's source when both directions run at once (the h2d copy writes
+    // device_buffer()).
+    Buffer &source_buffer() {
+        if (!source) source = std::make_unique<Buffer>(env, bytes, Place::kDevice);
+        return *source;
+    }
+    // h2d on `s` and d2h on a second stream forked from it and joined back, so the
+    // caller's events on `s` time both.
+    void both(cudaStream_t s) {
+        if (!side) {
+            check_cuda(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking), "cudaStreamCreate (link ceiling)");
+            check_cuda(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming), "cudaEventCreate (link ceiling)");
+            check_cuda(cudaEventCreateWithFlags(&join, cudaEventDisableTiming), "cudaEventCreate (link ceiling)");
+        }
+        check_cuda(cudaEventRecord(fork, s), "cudaEventRecord (link ceiling)");
+        check_cuda(cudaStreamWaitEvent(side, fork, 0), "cudaStreamWaitEvent (link ceiling)");
+        check_cuda(cudaMemcpyAsync(out(), source_buffer().data(), bytes, cudaMemcpyDeviceToHost, side),
+                   "both-directions ceiling, d2h");
+        check_cuda(cudaMemcpyAsync(device_buffer().data(), in(), bytes, cudaMemcpyHostToDevice, s),
+                   "both-directions ceiling, h2d");
+        check_cuda(cudaEventRecord(join, side), "cudaEventRecord (link ceiling)");
+        check_cuda(cudaStreamWaitEvent(s, join, 0), "cudaStreamWaitEvent (link ceiling)");
     }
     // Where the d2h copy writes: the case's output, or the sink.
     void *out() {
@@ -146,7 +178,7 @@ bool device_equals(const Env &env, const void *dev, const unsigned char *host, s
 
 }  // namespace
 
-std::vector<Ceiling> link_ceilings(const Env &env, size_t bytes, std::function<LinkEnds()> ends) {
+std::vector<Ceiling> link_ceilings(const Env &env, size_t bytes, std::function<LinkEnds()> ends, bool duplex) {
     if (!env.cuda) return {};
     auto link = std::make_shared<Link>(env, bytes, std::move(ends));
     Ceiling h2d{
@@ -190,7 +222,32 @@ std::vector<Ceiling> link_ceilings(const Env &env, size_t bytes, std::function<L
         }
     };
     d2h.work = double(bytes);
-    return {h2d, d2h};
+    if (!duplex) return {h2d, d2h};
+
+    Ceiling both{
+        "h2d + d2h at once (ceiling)",
+        [link](cudaStream_t s) { link->both(s); },
+        [link]() -> Check {
+            if (!device_equals(link->env, link->device_buffer().data(), link->expected(), link->bytes))
+                return {false, "device copy differs from the input"};
+            if (std::memcmp(link->out(), link->expected(), link->bytes) != 0)
+                return {false, "host copy differs from the input"};
+            return {true, "both copies equal to the input"};
+        },
+    };
+    both.setup = [link] {
+        check_cuda(cudaMemcpyAsync(link->source_buffer().data(), link->in(), link->bytes, cudaMemcpyHostToDevice,
+                                   link->env.stream),
+                   "cudaMemcpyAsync (both-directions ceiling source)");
+        link->env.sync();
+        link->device_buffer().poison();
+        if (!link->ends().out) {
+            link->out();
+            link->sink->poison();
+        }
+    };
+    both.work = 2.0 * double(bytes);
+    return {h2d, d2h, both};
 }
 
 }  // namespace gpk_bench

@@ -58,11 +58,12 @@ void print_row(const CaseResult &r, const Row &row) {
 }
 
 void print_ceiling_summary(const CaseResult &r) {
-    const Row *best = nullptr, *pick = nullptr, *copy = nullptr, *second = nullptr;
+    const Row *best = nullptr, *pick = nullptr, *copy = nullptr, *second = nullptr, *third = nullptr;
     for (const Row &row : r.rows) {
         if (row.ceiling) {
             if (!copy) copy = &row;
             else if (!second) second = &row;
+            else if (!third) third = &row;
         } else if (row.auto_pick) {
             if (row.timed()) pick = &row;
         } else if (row.index > 0 && row.timed() && (!best || row.throughput > best->throughput)) {
@@ -81,6 +82,10 @@ void print_ceiling_summary(const CaseResult &r) {
         const double both = copy->throughput + second->throughput;
         std::printf("  %s: both directions at once, h2d + d2h = %.4g + %.4g = %.4g %s: %.2fx that\n", who.c_str(),
                     copy->throughput, second->throughput, both, unit, best->throughput / both);
+        // What the link does with the same bytes copied both ways at once, measured.
+        if (third && third->timed())
+            std::printf("  %s: %.2fx the %.4g %s of h2d and d2h copies run at once\n", who.c_str(),
+                        best->throughput / third->throughput, third->throughput, unit);
     }
     std::fflush(stdout);
 }
