@@ -3,18 +3,12 @@
 //
 // Chunks and lanes. A call is cut into chunks -- panels of C and of the streamed
 // operand for gemm, tiles of A and B for transpose, pieces of x for reduce -- and
-// chunk c goes to lane c mod S, one of the S lanes of the context's pipeline
-// (gpk_set_staging), as three steps: its copies in, the selected rung on device
-// pointers into the lane's buffers, its copy out. The kernels run on the lane's
-// stream; every copy to the GPU goes on one shared copy-in stream and every copy back
-// on one copy-out stream, joined to the lanes by events (copies in -> kernel -> copy
-// out). One stream per direction keeps one copy each way in flight at any time: when
-// each lane carried its own copies, the lanes' copies in and out came in uneven
-// mixes and the two directions overlapped poorly. A lane has one set of device
-// buffers; its next chunk's copies in and kernel wait until the last chunk's copy out
-// (or kernel, when there is none) is done with them. S lanes keep up to S chunks in
-// flight, so the copy engines and the SMs work at once. Device arrays among the
-// operands are used in place. With S == 1 everything runs on the one lane's stream.
+// chunk c goes to lane c mod S, one of the S streams of the context's pipeline
+// (gpk_set_staging), as three steps on that stream: its copies in, the selected rung
+// on device pointers into the lane's buffers, its copy out. A lane has one set of
+// device buffers, which its chunks use one after the other in stream order; S lanes
+// keep up to S chunks in flight, so that across lanes the copy engines and the SMs
+// work at once. Device arrays among the operands are used in place.
 //
 // Host memory. Each host operand is classified once: pinned memory (cudaHostAlloc,
 // cudaHostRegister) is copied by DMA straight from or to the caller's array; pageable
@@ -25,22 +19,21 @@
 // the GPU as far as the slots allow. With S == 1 nothing overlaps: every chunk is
 // copied in, computed and copied out (to the caller's array) before the next begins.
 //
-// Order. The call records `start` on the context's stream and every lane and copy
-// stream waits for it, so chunks see what earlier calls wrote to device arrays; at
-// the end the context's stream waits for all of them and the call synchronizes it
-// (host arrays make a call synchronous). Nothing else is waited for, so the trace
-// (two timing events around every step) costs only the event records.
+// Order. The call records `start` on the context's stream and every lane waits for
+// it, so chunks see what earlier calls wrote to device arrays; at the end the
+// context's stream waits for every lane and the call synchronizes it (host arrays
+// make a call synchronous). Nothing else is waited for, so the trace (two timing
+// events around every step) costs only the event records.
 //
 // gemm's resident operand. The caller's B stays on the device while the row panels
 // of the caller's A and C stream through (for a row-major call, whose operands
 // dispatch swapped, that is the normalized A, and the panels are columns of the
-// normalized C). It is copied on the copy-in stream (through lane 0's slots when
-// pageable), and every kernel waits for that copy (resident_ready). When it does not
-// fit beside one chunk per lane in the device budget, it is cut into blocks of
-// columns of the caller's C, at most half the budget each, and the streamed operand
-// is copied again for every block: out of core, for operands larger than the GPU. A
-// block is copied only after every lane has finished with the one before (marks),
-// since they share one buffer.
+// normalized C). It is copied on lane 0, and every kernel waits for that copy
+// (resident_ready). When it does not fit beside one chunk per lane in the device
+// budget, it is cut into blocks of columns of the caller's C, at most half the
+// budget each, and the streamed operand is copied again for every block: out of
+// core, for operands larger than the GPU. A block is copied only after every lane
+// has finished with the one before (marks), since they share one buffer.
 //
 // Chunk sizes. About chunk_bytes of host data per chunk, or by default 32 MiB and at
 // least two chunks per stream; panels are multiples of 64 rows or columns (kernel
@@ -218,10 +211,7 @@ struct LaneState {
     size_t device_capacity = 0;
     HostSlot slots[2];
     int next_slot = 0;
-    cudaEvent_t mark = nullptr;    // "everything issued so far": joins
-    cudaEvent_t loaded = nullptr;  // the copies in of the lane's last chunk, on the copy-in stream
-    cudaEvent_t computed = nullptr;  // the lane's last kernel, before its copy out
-    cudaEvent_t idle = nullptr;    // the lane's buffers done with: after its last copy out or kernel
+    cudaEvent_t mark = nullptr;  // "everything issued so far": joins
 };
 
 struct Step {
@@ -236,10 +226,6 @@ class Pipeline {
 public:
     LaneState lanes[StagingSettings::kMaxStreams];
     int made = 0;  // lanes[0 .. made) have their stream and events
-    // Every copy to the GPU goes on copy_in and every copy back on copy_out, one at a
-    // time each way: the link carries both directions at once only as one stream each.
-    cudaStream_t copy_in = nullptr, copy_out = nullptr;
-    cudaEvent_t copy_in_mark = nullptr, copy_out_mark = nullptr;  // joins
     char *shared = nullptr;  // gemm's resident block, reduce's partials and result
     size_t shared_capacity = 0;
     cudaEvent_t start = nullptr;           // timing: the call's start, on the context's stream
@@ -265,16 +251,8 @@ void destroy_pipeline(Pipeline *p) {
             if (s.ptr != nullptr) cudaFreeHost(s.ptr);
             if (s.done != nullptr) cudaEventDestroy(s.done);
         }
-        for (cudaEvent_t e : {L.mark, L.loaded, L.computed, L.idle})
-            if (e != nullptr) cudaEventDestroy(e);
+        if (L.mark != nullptr) cudaEventDestroy(L.mark);
     }
-    for (cudaStream_t s : {p->copy_in, p->copy_out}) {
-        if (s == nullptr) continue;
-        cudaStreamSynchronize(s);
-        cudaStreamDestroy(s);
-    }
-    for (cudaEvent_t e : {p->copy_in_mark, p->copy_out_mark})
-        if (e != nullptr) cudaEventDestroy(e);
     if (p->shared != nullptr) cudaFree(p->shared);
     if (p->start != nullptr) cudaEventDestroy(p->start);
     if (p->resident_ready != nullptr) cudaEventDestroy(p->resident_ready);
@@ -308,16 +286,11 @@ gpk_status new_event(gpk_context &ctx, unsigned flags, cudaEvent_t *event) {
 gpk_status make_lanes(gpk_context &ctx, Pipeline &p, int count) {
     GPK_FORWARD_IF_ERROR(new_event(ctx, cudaEventDefault, &p.start));
     GPK_FORWARD_IF_ERROR(new_event(ctx, cudaEventDisableTiming, &p.resident_ready));
-    for (cudaStream_t *s : {&p.copy_in, &p.copy_out})
-        if (*s == nullptr) GPK_CUDA_TRY(ctx, cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
-    GPK_FORWARD_IF_ERROR(new_event(ctx, cudaEventDisableTiming, &p.copy_in_mark));
-    GPK_FORWARD_IF_ERROR(new_event(ctx, cudaEventDisableTiming, &p.copy_out_mark));
     for (; p.made < count; ++p.made) {
         LaneState &L = p.lanes[p.made];
         if (L.lane.stream == nullptr)
             GPK_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&L.lane.stream, cudaStreamNonBlocking));
-        for (cudaEvent_t *e : {&L.mark, &L.loaded, &L.computed, &L.idle})
-            GPK_FORWARD_IF_ERROR(new_event(ctx, cudaEventDisableTiming, e));
+        GPK_FORWARD_IF_ERROR(new_event(ctx, cudaEventDisableTiming, &L.mark));
         for (HostSlot &s : L.slots) GPK_FORWARD_IF_ERROR(new_event(ctx, cudaEventDisableTiming, &s.done));
     }
     return GPK_SUCCESS;
@@ -530,8 +503,7 @@ public:
                      Compute &&compute) {
         const int l = lane_of(index);
         LaneState &L = p_.lanes[l];
-        const cudaStream_t s = L.lane.stream, in_s = in_stream(l), out_s = out_stream(l);
-        const bool joined = in_s != s;  // the copies go on the shared copy streams
+        const cudaStream_t s = L.lane.stream;
         bool staged = out != nullptr && !out->pinned;
         for (int i = 0; i < n_in; ++i) staged = staged || !in[i].pinned;
         HostSlot *slot = nullptr;
@@ -539,13 +511,6 @@ public:
             slot = &L.slots[L.next_slot];
             L.next_slot ^= 1;
             GPK_FORWARD_IF_ERROR(acquire(*slot));
-        }
-        // The lane's buffers are taken until its previous chunk is done with them: its
-        // copies in wait for that, and so does its kernel, which writes what that
-        // chunk's copy out may still be reading.
-        if (joined) {
-            if (n_in > 0) GPK_CUDA_TRY(ctx_, cudaStreamWaitEvent(in_s, L.idle, 0));
-            GPK_CUDA_TRY(ctx_, cudaStreamWaitEvent(s, L.idle, 0));
         }
         size_t offset = 0;
         for (int i = 0; i < n_in; ++i) {
@@ -558,41 +523,29 @@ public:
                 src = packed, pitch = t.width;
                 offset += align_up(t.width * t.height);
             }
-            GPK_FORWARD_IF_ERROR(copy(GPK_STAGE_COPY_IN, l, in_s, index, t.device, t.device_pitch, src, pitch,
-                                      t.width, t.height, cudaMemcpyHostToDevice));
+            GPK_FORWARD_IF_ERROR(copy(GPK_STAGE_COPY_IN, l, index, t.device, t.device_pitch, src, pitch, t.width,
+                                      t.height, cudaMemcpyHostToDevice));
         }
         // A slot that only fed copies in is free again once they are done.
-        if (staged && (out == nullptr || out->pinned)) GPK_FORWARD_IF_ERROR(release(*slot, in_s));
-        if (joined && n_in > 0) {
-            GPK_CUDA_TRY(ctx_, cudaEventRecord(L.loaded, in_s));
-            GPK_CUDA_TRY(ctx_, cudaStreamWaitEvent(s, L.loaded, 0));
-        }
+        if (staged && (out == nullptr || out->pinned)) GPK_FORWARD_IF_ERROR(release(*slot, s));
         if (wait_resident) GPK_CUDA_TRY(ctx_, cudaStreamWaitEvent(s, p_.resident_ready, 0));
-        GPK_FORWARD_IF_ERROR(timed(GPK_STAGE_COMPUTE, l, s, index, 0, [&]() -> gpk_status {
+        GPK_FORWARD_IF_ERROR(timed(GPK_STAGE_COMPUTE, l, index, 0, [&]() -> gpk_status {
             LaneScope scope(ctx_, L.lane);
             return compute();
         }));
         if (out != nullptr) {
             const Transfer &t = *out;
-            // The result overwrites the slot's copies in: it follows the kernel, which
-            // follows them.
-            if (joined) {
-                GPK_CUDA_TRY(ctx_, cudaEventRecord(L.computed, s));
-                GPK_CUDA_TRY(ctx_, cudaStreamWaitEvent(out_s, L.computed, 0));
-            }
+            // The result overwrites the slot's copies in: stream order puts it after them.
             char *dst = t.pinned ? t.host : slot->ptr;
             const size_t pitch = t.pinned ? t.host_pitch : t.width;
-            GPK_FORWARD_IF_ERROR(copy(GPK_STAGE_COPY_OUT, l, out_s, index, dst, pitch, t.device, t.device_pitch,
-                                      t.width, t.height, cudaMemcpyDeviceToHost));
-            if (joined) GPK_CUDA_TRY(ctx_, cudaEventRecord(L.idle, out_s));
+            GPK_FORWARD_IF_ERROR(copy(GPK_STAGE_COPY_OUT, l, index, dst, pitch, t.device, t.device_pitch, t.width,
+                                      t.height, cudaMemcpyDeviceToHost));
             if (!t.pinned) {
-                GPK_FORWARD_IF_ERROR(release(*slot, out_s));
+                GPK_FORWARD_IF_ERROR(release(*slot, s));
                 slot->out = HostCopy{t.host, t.host_pitch, slot->ptr, t.width, t.width, t.height};
                 slot->out_pending = true;
                 waiting_.push_back(slot);
             }
-        } else if (joined) {
-            GPK_CUDA_TRY(ctx_, cudaEventRecord(L.idle, s));
         }
         if (strict_) GPK_CUDA_TRY(ctx_, cudaStreamSynchronize(s));
         while (waiting_.size() > lag_) {
@@ -608,17 +561,16 @@ public:
     // `chunk`, the first chunk that uses the block.
     gpk_status upload_resident(int64_t chunk, const Transfer &t, bool reuse) {
         LaneState &L0 = p_.lanes[0];
-        const cudaStream_t s0 = in_stream(0);
+        const cudaStream_t s0 = L0.lane.stream;
         if (reuse) {
-            for (int l = 0; l < lanes_; ++l) {
-                if (p_.lanes[l].lane.stream == s0) continue;
+            for (int l = 1; l < lanes_; ++l) {
                 GPK_CUDA_TRY(ctx_, cudaEventRecord(p_.lanes[l].mark, p_.lanes[l].lane.stream));
                 GPK_CUDA_TRY(ctx_, cudaStreamWaitEvent(s0, p_.lanes[l].mark, 0));
             }
         }
         if (t.pinned) {
-            GPK_FORWARD_IF_ERROR(copy(GPK_STAGE_COPY_IN, 0, s0, chunk, t.device, t.device_pitch, t.host,
-                                      t.host_pitch, t.width, t.height, cudaMemcpyHostToDevice));
+            GPK_FORWARD_IF_ERROR(copy(GPK_STAGE_COPY_IN, 0, chunk, t.device, t.device_pitch, t.host, t.host_pitch,
+                                      t.width, t.height, cudaMemcpyHostToDevice));
         } else {
             const size_t room = std::min(L0.slots[0].capacity, L0.slots[1].capacity);
             const size_t lines = std::max<size_t>(1, room / t.width);  // the plan makes room >= t.width
@@ -628,9 +580,8 @@ public:
                 L0.next_slot ^= 1;
                 GPK_FORWARD_IF_ERROR(acquire(slot));
                 host_copy(HostCopy{slot.ptr, t.width, t.host + first * t.host_pitch, t.host_pitch, t.width, count});
-                GPK_FORWARD_IF_ERROR(copy(GPK_STAGE_COPY_IN, 0, s0, chunk, t.device + first * t.device_pitch,
-                                          t.device_pitch, slot.ptr, t.width, t.width, count,
-                                          cudaMemcpyHostToDevice));
+                GPK_FORWARD_IF_ERROR(copy(GPK_STAGE_COPY_IN, 0, chunk, t.device + first * t.device_pitch,
+                                          t.device_pitch, slot.ptr, t.width, t.width, count, cudaMemcpyHostToDevice));
                 GPK_FORWARD_IF_ERROR(release(slot, s0));
             }
         }
@@ -651,12 +602,6 @@ public:
             GPK_CUDA_TRY(ctx_, cudaEventRecord(p_.lanes[l].mark, p_.lanes[l].lane.stream));
             GPK_CUDA_TRY(ctx_, cudaStreamWaitEvent(main, p_.lanes[l].mark, 0));
         }
-        if (!strict_) {
-            GPK_CUDA_TRY(ctx_, cudaEventRecord(p_.copy_in_mark, p_.copy_in));
-            GPK_CUDA_TRY(ctx_, cudaStreamWaitEvent(main, p_.copy_in_mark, 0));
-            GPK_CUDA_TRY(ctx_, cudaEventRecord(p_.copy_out_mark, p_.copy_out));
-            GPK_CUDA_TRY(ctx_, cudaStreamWaitEvent(main, p_.copy_out_mark, 0));
-        }
         return GPK_SUCCESS;
     }
 
@@ -674,10 +619,6 @@ private:
         const cudaStream_t main = stream(ctx_);
         GPK_CUDA_TRY(ctx_, cudaEventRecord(p_.start, main));
         for (int l = 0; l < lanes_; ++l) GPK_CUDA_TRY(ctx_, cudaStreamWaitEvent(p_.lanes[l].lane.stream, p_.start, 0));
-        if (!strict_) {
-            GPK_CUDA_TRY(ctx_, cudaStreamWaitEvent(p_.copy_in, p_.start, 0));
-            GPK_CUDA_TRY(ctx_, cudaStreamWaitEvent(p_.copy_out, p_.start, 0));
-        }
         return GPK_SUCCESS;
     }
 
@@ -690,8 +631,6 @@ private:
             cudaStreamSynchronize(L.lane.stream);
             for (HostSlot &s : L.slots) s.armed = false, s.out_pending = false;
         }
-        for (cudaStream_t s : {p_.copy_in, p_.copy_out})
-            if (s != nullptr) cudaStreamSynchronize(s);
         waiting_.clear();
         p_.steps.clear();
         p_.traced = false;
@@ -726,14 +665,10 @@ private:
         return GPK_SUCCESS;
     }
 
-    // The streams a lane's copies go on: the shared copy streams, or with one stream
-    // the lane's own.
-    cudaStream_t in_stream(int lane) const { return strict_ ? p_.lanes[lane].lane.stream : p_.copy_in; }
-    cudaStream_t out_stream(int lane) const { return strict_ ? p_.lanes[lane].lane.stream : p_.copy_out; }
-
-    gpk_status copy(int kind, int lane, cudaStream_t s, int64_t chunk, void *dst, size_t dpitch, const void *src,
-                    size_t spitch, size_t width, size_t height, cudaMemcpyKind direction) {
-        return timed(kind, lane, s, chunk, static_cast<uint64_t>(width * height), [&] {
+    gpk_status copy(int kind, int lane, int64_t chunk, void *dst, size_t dpitch, const void *src, size_t spitch,
+                    size_t width, size_t height, cudaMemcpyKind direction) {
+        const cudaStream_t s = p_.lanes[lane].lane.stream;
+        return timed(kind, lane, chunk, static_cast<uint64_t>(width * height), [&] {
             return check(ctx_, copy_2d(dst, dpitch, src, spitch, width, height, direction, s),
                          direction == cudaMemcpyHostToDevice ? "cudaMemcpy2DAsync (staging pipeline, to the GPU)"
                                                              : "cudaMemcpy2DAsync (staging pipeline, to the host)");
@@ -743,7 +678,7 @@ private:
     // `op` between two timing events on the lane's stream, recorded as a step of the
     // trace (the first kMaxTraceSteps steps of a call).
     template <class Op>
-    gpk_status timed(int kind, int lane, cudaStream_t s, int64_t chunk, uint64_t bytes, Op &&op) {
+    gpk_status timed(int kind, int lane, int64_t chunk, uint64_t bytes, Op &&op) {
         const size_t i = p_.steps.size();
         if (i >= kMaxTraceSteps) return op();
         while (p_.timers.size() < 2 * i + 2) {
@@ -756,6 +691,7 @@ private:
                 throw;
             }
         }
+        const cudaStream_t s = p_.lanes[lane].lane.stream;
         GPK_CUDA_TRY(ctx_, cudaEventRecord(p_.timers[2 * i], s));
         GPK_FORWARD_IF_ERROR(op());
         GPK_CUDA_TRY(ctx_, cudaEventRecord(p_.timers[2 * i + 1], s));
