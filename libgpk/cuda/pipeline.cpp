@@ -82,7 +82,11 @@ constexpr size_t kResidentPiece = size_t{8} << 20;       // pageable resident op
 constexpr size_t kParallelCopyBytes = size_t{4} << 20;   // host copies this large use several threads
 constexpr int kCopyThreads = 8;                          // about what saturates a socket's memory
 constexpr size_t kUncappedGranule = size_t{1} << 20;     // growth step of buffers without a cap
-constexpr int64_t kRampParts = 4;  // transpose: chunks the first and the last tile are cut into
+// transpose: chunks the first and the last tile are cut into (-D to compare settings)
+#ifndef GPK_TRANSPOSE_RAMP_PARTS
+#define GPK_TRANSPOSE_RAMP_PARTS 4
+#endif
+constexpr int64_t kRampParts = GPK_TRANSPOSE_RAMP_PARTS;
 constexpr size_t kTransposeLine = size_t{32} << 10;      // transpose: least line of a strided copy, by default
 
 size_t align_up(size_t bytes, size_t to = kAlignment) { return (bytes + to - 1) / to * to; }
