@@ -45,8 +45,7 @@
 // link's speed however short): the tile is as square as the matrix allows when both
 // arrays are on the host (when one is, its lines as long as the matrix allows), and
 // by default its lines on the host sides are kTransposeLine (32 KiB) long where two
-// tiles per stream allow (16384^2 F32: 9 tiles of up to 5760^2, 22.5 KiB lines),
-// the first and the last cut in four (see staged_transpose).
+// tiles per stream allow (16384^2 F32: 9 tiles of up to 5760^2, 22.5 KiB lines).
 //
 // Budget. gpk_set_staging's device_bytes, or else the GPU's free memory less a
 // margin, plus what the pipeline already holds. The plan halves the panels (the
@@ -82,11 +81,6 @@ constexpr size_t kResidentPiece = size_t{8} << 20;       // pageable resident op
 constexpr size_t kParallelCopyBytes = size_t{4} << 20;   // host copies this large use several threads
 constexpr int kCopyThreads = 8;                          // about what saturates a socket's memory
 constexpr size_t kUncappedGranule = size_t{1} << 20;     // growth step of buffers without a cap
-// transpose: chunks the first and the last tile are cut into (-D to compare settings)
-#ifndef GPK_TRANSPOSE_RAMP_PARTS
-#define GPK_TRANSPOSE_RAMP_PARTS 4
-#endif
-constexpr int64_t kRampParts = GPK_TRANSPOSE_RAMP_PARTS;
 constexpr size_t kTransposeLine = size_t{32} << 10;      // transpose: least line of a strided copy, by default
 
 size_t align_up(size_t bytes, size_t to = kAlignment) { return (bytes + to - 1) / to * to; }
@@ -969,57 +963,31 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<T
     GPK_FORWARD_IF_ERROR(provision(ctx, p, needs, budget));
     GPK_FORWARD_IF_ERROR(prepare_lanes(ctx, p, needs.lanes, run == transpose_geam, false));
 
-    // The tiles in order. With both arrays on the host, the first tile's copy in and the
-    // last one's copy out have nothing to overlap them; the first is cut along w into
-    // kRampParts chunks (A's lines stay long, for the copy in that runs alone) and the
-    // last along h (B's lines stay long), so the link carries both directions at once
-    // sooner and for longer. Only when the lanes are all in use already, so the plan's
-    // lanes and budget hold.
-    struct Tile {
-        int64_t i0, hc, j0, wc;
-    };
-    std::vector<Tile> tiles;
-    for (int64_t j0 = 0; j0 < a.cols; j0 += w)
-        for (int64_t i0 = 0; i0 < a.rows; i0 += h)
-            tiles.push_back(Tile{i0, std::min(h, a.rows - i0), j0, std::min(w, a.cols - j0)});
-    if (host_sides == 2 && tiles.size() >= 3 && static_cast<int64_t>(tiles.size()) >= st.streams) {
-        auto part = [&](int64_t length) {
-            const int64_t q = ceil_div(length, kRampParts);
-            return q > granule ? ceil_div(q, granule) * granule : q;
-        };
-        std::vector<Tile> ramped;
-        const Tile first = tiles.front(), last = tiles.back();
-        for (int64_t j = 0, q = part(first.wc); j < first.wc; j += q)
-            ramped.push_back(Tile{first.i0, first.hc, first.j0 + j, std::min(q, first.wc - j)});
-        ramped.insert(ramped.end(), tiles.begin() + 1, tiles.end() - 1);
-        for (int64_t i = 0, q = part(last.hc); i < last.hc; i += q)
-            ramped.push_back(Tile{last.i0 + i, std::min(q, last.hc - i), last.j0, last.wc});
-        tiles.swap(ramped);
-    }
-
     Call call(ctx, p, needs.lanes);
     return call.run([&]() -> gpk_status {
-        for (size_t index = 0; index < tiles.size(); ++index) {
-            const int64_t i0 = tiles[index].i0, hc = tiles[index].hc, j0 = tiles[index].j0, wc = tiles[index].wc;
-            char *dev = p.lanes[call.lane_of(static_cast<int64_t>(index))].device;
-            TransposeArgs t = a;
-            t.rows = hc, t.cols = wc;
-            const Piece ap = a_tile(i0, hc, j0, wc), bp = b_tile(i0, hc, j0, wc);
-            Transfer in{}, out{};
-            t.A = ap.ptr, t.lda = ap.ld;
-            if (a_host) {
-                t.A = dev, t.lda = device_ld(ap.inner, es);
-                in = transfer(ap, dev, t.lda, es, ma);
-                dev += device_bytes(ap, es);
+        int64_t index = 0;
+        for (int64_t j0 = 0; j0 < a.cols; j0 += w)
+            for (int64_t i0 = 0; i0 < a.rows; i0 += h, ++index) {
+                const int64_t hc = std::min(h, a.rows - i0), wc = std::min(w, a.cols - j0);
+                char *dev = p.lanes[call.lane_of(index)].device;
+                TransposeArgs t = a;
+                t.rows = hc, t.cols = wc;
+                const Piece ap = a_tile(i0, hc, j0, wc), bp = b_tile(i0, hc, j0, wc);
+                Transfer in{}, out{};
+                t.A = ap.ptr, t.lda = ap.ld;
+                if (a_host) {
+                    t.A = dev, t.lda = device_ld(ap.inner, es);
+                    in = transfer(ap, dev, t.lda, es, ma);
+                    dev += device_bytes(ap, es);
+                }
+                t.B = bp.ptr, t.ldb = bp.ld;
+                if (b_host) {
+                    t.B = dev, t.ldb = device_ld(bp.inner, es);
+                    out = transfer(bp, dev, t.ldb, es, mb);
+                }
+                GPK_FORWARD_IF_ERROR(call.chunk(index, &in, a_host ? 1 : 0, b_host ? &out : nullptr, false,
+                                                [&] { return run(ctx, t); }));
             }
-            t.B = bp.ptr, t.ldb = bp.ld;
-            if (b_host) {
-                t.B = dev, t.ldb = device_ld(bp.inner, es);
-                out = transfer(bp, dev, t.ldb, es, mb);
-            }
-            GPK_FORWARD_IF_ERROR(call.chunk(static_cast<int64_t>(index), &in, a_host ? 1 : 0,
-                                            b_host ? &out : nullptr, false, [&] { return run(ctx, t); }));
-        }
         GPK_FORWARD_IF_ERROR(call.finish());
         return call.wait();
     });
