@@ -74,9 +74,6 @@
 #ifndef GPK_PREFETCH_TUNE_SMALL_TN
 #define GPK_PREFETCH_TUNE_SMALL_TN 8
 #endif
-#ifndef GPK_PREFETCH_TUNE_GROUPS
-#define GPK_PREFETCH_TUNE_GROUPS 1
-#endif
 
 namespace gpk::cuda {
 namespace {
@@ -84,12 +81,10 @@ namespace {
 using namespace gemm_util;
 
 // Block tile BM x BN, k-tile BK, a thread's block of C TM x TN (runs of 4 rows and 4
-// columns), blocks per SM the registers are capped for, and the groups the prefetch of
-// a k-tile is issued in (each group's loads BK / Groups steps before their stores, so
-// that a long k-tile needs the registers of a short one).
-template <int BM, int BN, int BK, int TM, int TN, int MinBlocks, int Groups = 1>
+// columns), blocks per SM the registers are capped for.
+template <int BM, int BN, int BK, int TM, int TN, int MinBlocks>
 struct Config {
-    static constexpr int kTileM = BM, kTileN = BN, kTileK = BK, kMinBlocks = MinBlocks, kGroups = Groups;
+    static constexpr int kTileM = BM, kTileN = BN, kTileK = BK, kMinBlocks = MinBlocks;
     static constexpr int kThreadM = TM, kThreadN = TN;
     static constexpr int kThreadsM = BM / kThreadM, kThreadsN = BN / kThreadN;
     static constexpr int kThreads = kThreadsM * kThreadsN;
@@ -105,7 +100,6 @@ struct Config {
     static_assert(kThreadsM % kLanesM == 0 && kThreadsN % kLanesN == 0, "whole warps of 8 x 4 lanes");
     static_assert(kThreads % 32 == 0 && kThreads <= 1024, "whole warps, at most 1024 threads");
     static_assert(BK % 8 == 0, "k-tiles of whole 4-element pieces, an even number of steps");
-    static_assert(Groups >= 1 && BK % Groups == 0, "the prefetch groups split the k-tile's steps evenly");
     static_assert((BM * BK / 4) % kThreads == 0 || kThreads % (BM * BK / 4) == 0,
                   "the A tile's 4-element pieces split evenly over the threads, or the threads over them");
     static_assert((BN * BK / 4) % kThreads == 0 || kThreads % (BN * BK / 4) == 0,
@@ -115,7 +109,7 @@ struct Config {
 // The large tile for operands that take 16-byte loads, and for those that do not
 // (element loads: more threads, each with fewer of them, did better there).
 using Large = Config<GPK_PREFETCH_TUNE_BM, GPK_PREFETCH_TUNE_BN, GPK_PREFETCH_TUNE_BK, GPK_PREFETCH_TUNE_TM,
-                     GPK_PREFETCH_TUNE_TN, GPK_PREFETCH_TUNE_MINBLOCKS, GPK_PREFETCH_TUNE_GROUPS>;
+                     GPK_PREFETCH_TUNE_TN, GPK_PREFETCH_TUNE_MINBLOCKS>;
 using LargeScalar = Config<128, 128, 8, 8, 8, 2>;
 using Small = Config<GPK_PREFETCH_TUNE_SMALL_BM, GPK_PREFETCH_TUNE_SMALL_BN, GPK_PREFETCH_TUNE_SMALL_BK, GPK_PREFETCH_TUNE_SMALL_TM,
                      GPK_PREFETCH_TUNE_SMALL_TN, 1>;
@@ -123,84 +117,71 @@ using Small = Config<GPK_PREFETCH_TUNE_SMALL_BM, GPK_PREFETCH_TUNE_SMALL_BN, GPK
 // The pieces of one operand's k-tile that a thread loads: kPieces runs of 4
 // consecutive elements of X, where op(X) is outer x k (A: outer = m; B^T: outer = n).
 // kContigO: X is contiguous along outer (A not transposed, B transposed), else along
-// k. The tile goes to shared memory k-major, S[p][o], rows kRow apart. Piece r of
-// thread tid is piece tid + r * kThreads of the tile, so a thread's pieces lie on one
-// line of X at a time, kLineStep lines apart: one pointer and one stride reach them.
-// They are loaded and stored in kGroups groups (1, or the main loop's groups when
-// they divide the pieces).
-template <int kOuter, int BK, int kThreads, bool kContigO, int kLoopGroups>
+// k. The tile goes to shared memory k-major, S[p][o], rows kRow apart.
+template <int kOuter, int BK, int kThreads, bool kContigO>
 struct TileLoader {
     static constexpr int kTotal = kOuter * BK / 4;                      // pieces in the tile
     static constexpr int kPieces = (kTotal + kThreads - 1) / kThreads;  // per thread, at most
-    static constexpr int kLinePieces = kContigO ? kOuter / 4 : BK / 4;  // pieces per line of X
-    static_assert(kThreads % kLinePieces == 0 || kPieces == 1, "a thread's pieces on lines a fixed step apart");
-    static constexpr int kLineStep = kThreads / kLinePieces > 0 ? kThreads / kLinePieces : 1;
-    static constexpr int kGroups = kPieces % kLoopGroups == 0 ? kLoopGroups : 1;
-    static constexpr int kPerGroup = kPieces / kGroups;
-    float4 v[kPerGroup];
-    const float *src;  // this k-tile's piece 0 in X
-    int64_t step;      // kLineStep lines of X
+    float4 v[kPieces];
+    const float *src[kPieces];  // this k-tile's piece in X
     int tid;
 
-    // Where piece r of thread tid lies in the tile.
+    // Where piece r of thread tid lies in the tile. Recomputed where it is needed
+    // rather than kept: registers are what this kernel runs short of.
     __device__ __forceinline__ int piece_o(int r) const {
-        return kContigO ? tid % kLinePieces * 4 : tid / kLinePieces + r * kLineStep;
+        const int e = tid + r * kThreads;
+        return kContigO ? e % (kOuter / 4) * 4 : e / (BK / 4);
     }
     __device__ __forceinline__ int piece_p(int r) const {
-        return kContigO ? tid / kLinePieces + r * kLineStep : tid % kLinePieces * 4;
+        const int e = tid + r * kThreads;
+        return kContigO ? e / (kOuter / 4) : e % (BK / 4) * 4;
     }
     // Whether piece r exists: with fewer pieces than threads, the last ones have none.
     __device__ __forceinline__ bool has_piece(int r) const {
         return kTotal % kThreads == 0 || tid + r * kThreads < kTotal;
     }
 
-    __device__ __forceinline__ TileLoader(const float *X, int64_t ld, int64_t o0, int thread)
-        : step(kLineStep * ld), tid(thread) {
-        src = X + (kContigO ? (o0 + piece_o(0)) + piece_p(0) * ld : piece_p(0) + (o0 + piece_o(0)) * ld);
+    __device__ __forceinline__ TileLoader(const float *X, int64_t ld, int64_t o0, int thread) : tid(thread) {
+#pragma unroll
+        for (int r = 0; r < kPieces; ++r)
+            src[r] = X + (kContigO ? (o0 + piece_o(r)) + piece_p(r) * ld : piece_p(r) + (o0 + piece_o(r)) * ld);
     }
 
-    // Loads the pieces of group g (of the main loop's kLoopGroups) of a k-tile whose
-    // first `outer_left` x `k_left` elements (capped at the tile) lie inside the
-    // operand. `fast`: all of them do, and X allows 16-byte loads. With one group,
-    // everything loads at the loop's group 0.
-    __device__ __forceinline__ void load(int g, bool fast, int outer_left, int k_left) {
-        if (kGroups == 1 && g != 0) return;
-        const int first = kGroups == 1 ? 0 : g * kPerGroup;
+    // Loads a k-tile whose first `outer_left` x `k_left` elements (capped at the tile)
+    // lie inside the operand. `fast`: all of them do, and X allows 16-byte loads.
+    __device__ __forceinline__ void load(bool fast, int outer_left, int k_left) {
 #pragma unroll
-        for (int q = 0; q < kPerGroup; ++q) {
-            const int r = first + q;
+        for (int r = 0; r < kPieces; ++r) {
             if (!has_piece(r)) continue;
-            const float *x = src + r * step;
             if (fast) {
-                v[q] = *reinterpret_cast<const float4 *>(x);
+                v[r] = *reinterpret_cast<const float4 *>(src[r]);
             } else {
                 const int o = piece_o(r), p = piece_p(r);
 #pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const bool inside = kContigO ? o + e < outer_left && p < k_left : o < outer_left && p + e < k_left;
-                    (&v[q].x)[e] = inside ? x[e] : 0.0f;
+                for (int q = 0; q < 4; ++q) {
+                    const bool inside = kContigO ? o + q < outer_left && p < k_left : o < outer_left && p + q < k_left;
+                    (&v[r].x)[q] = inside ? src[r][q] : 0.0f;
                 }
             }
         }
     }
 
-    // Moves on to the next k-tile.
-    __device__ __forceinline__ void advance(int64_t ld) { src += kContigO ? BK * ld : BK; }
-
-    // Stores group g's pieces (with one group, all of them at the loop's last group).
-    template <int kRow>
-    __device__ __forceinline__ void store(int g, float (*S)[kRow]) const {
-        if (kGroups == 1 && g != kLoopGroups - 1) return;
-        const int first = kGroups == 1 ? 0 : g * kPerGroup;
+    // Moves the pointers on to the next k-tile.
+    __device__ __forceinline__ void advance(int64_t ld) {
 #pragma unroll
-        for (int q = 0; q < kPerGroup; ++q) {
-            const int r = first + q;
+        for (int r = 0; r < kPieces; ++r) src[r] += kContigO ? BK * ld : BK;
+    }
+
+    template <int kRow>
+    __device__ __forceinline__ void store(float (*S)[kRow]) const {
+#pragma unroll
+        for (int r = 0; r < kPieces; ++r) {
             if (!has_piece(r)) continue;
             if (kContigO) {
-                *reinterpret_cast<float4 *>(&S[piece_p(r)][piece_o(r)]) = v[q];
+                *reinterpret_cast<float4 *>(&S[piece_p(r)][piece_o(r)]) = v[r];
             } else {
 #pragma unroll
-                for (int e = 0; e < 4; ++e) S[piece_p(r) + e][piece_o(r)] = (&v[q].x)[e];
+                for (int q = 0; q < 4; ++q) S[piece_p(r) + q][piece_o(r)] = (&v[r].x)[q];
             }
         }
     }
@@ -240,9 +221,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
             const int rows = static_cast<int>(min(m - i0, int64_t(BM)));
             const int cols = static_cast<int>(min(n - j0, int64_t(BN)));
             const bool fast_a = vec_a && rows == BM, fast_b = vec_b && cols == BN;
-            constexpr int G = Cfg::kGroups, kGroupSteps = BK / G;
-            TileLoader<BM, BK, kThreads, kAContigM, G> a_tile(A, lda, i0, tid);
-            TileLoader<BN, BK, kThreads, kBContigN, G> b_tile(B, ldb, j0, tid);
+            TileLoader<BM, BK, kThreads, kAContigM> a_tile(A, lda, i0, tid);
+            TileLoader<BN, BK, kThreads, kBContigN> b_tile(B, ldb, j0, tid);
 
             constexpr int TM = Cfg::kThreadM, TN = Cfg::kThreadN;
             float acc[TM][TN];
@@ -252,50 +232,36 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
                 for (int y = 0; y < TN; ++y) acc[x][y] = 0.0f;
 
             const int k_first = static_cast<int>(min(k, int64_t(BK)));
-#pragma unroll
-            for (int g = 0; g < G; ++g) {
-                a_tile.load(g, fast_a && k_first == BK, rows, k_first);
-                b_tile.load(g, fast_b && k_first == BK, cols, k_first);
-                a_tile.store(g, As[0]);
-                b_tile.store(g, Bs[0]);
-            }
+            a_tile.load(fast_a && k_first == BK, rows, k_first);
+            b_tile.load(fast_b && k_first == BK, cols, k_first);
+            a_tile.store(As[0]);
+            b_tile.store(Bs[0]);
             __syncthreads();
 
             float a[2][TM], b[2][TN];
             load_fragment<Cfg::kRunsM, Cfg::kStrideM>(a[0], As[0][0], tm);
             load_fragment<Cfg::kRunsN, Cfg::kStrideN>(b[0], Bs[0][0], tn);
 
-            const int64_t full_tiles = k / BK;  // k-tiles with all BK steps inside A and B
             for (int64_t t = 0; t < k_tiles; ++t) {
                 const int cur = static_cast<int>(t & 1);
                 const bool more = t + 1 < k_tiles;
-                // The next k-tile: how much of it lies inside, and whether whole.
-                const int k_left = t + 1 < full_tiles ? BK : static_cast<int>(min(k - (t + 1) * BK, int64_t(BK)));
-                const bool whole = k_left == BK;
                 if (more) {
+                    const int k_left = static_cast<int>(min(k - (t + 1) * BK, int64_t(BK)));
                     a_tile.advance(lda);
                     b_tile.advance(ldb);
+                    a_tile.load(fast_a && k_left == BK, rows, k_left);
+                    b_tile.load(fast_b && k_left == BK, cols, k_left);
                 }
 #pragma unroll
                 for (int p = 0; p < BK; ++p) {
-                    // Group g of the next k-tile: loaded at step g * kGroupSteps, stored
-                    // at the group's last step (the last group's just before the
-                    // barrier). Nobody reads the other buffer any more: its last reads
-                    // came before the barrier that ended the previous k-tile.
-                    if (more && p % kGroupSteps == 0) {
-                        a_tile.load(p / kGroupSteps, fast_a && whole, rows, k_left);
-                        b_tile.load(p / kGroupSteps, fast_b && whole, cols, k_left);
-                    }
-                    if (more && p % kGroupSteps == kGroupSteps - 1 && p + 1 < BK) {
-                        a_tile.store(p / kGroupSteps, As[cur ^ 1]);
-                        b_tile.store(p / kGroupSteps, Bs[cur ^ 1]);
-                    }
                     if (p + 1 < BK) {
                         load_fragment<Cfg::kRunsM, Cfg::kStrideM>(a[(p + 1) % 2], As[cur][p + 1], tm);
                         load_fragment<Cfg::kRunsN, Cfg::kStrideN>(b[(p + 1) % 2], Bs[cur][p + 1], tn);
                     } else if (more) {
-                        a_tile.store(G - 1, As[cur ^ 1]);
-                        b_tile.store(G - 1, Bs[cur ^ 1]);
+                        // Nobody reads the other buffer any more: its last reads came
+                        // before the barrier that ended the previous k-tile.
+                        a_tile.store(As[cur ^ 1]);
+                        b_tile.store(Bs[cur ^ 1]);
                         __syncthreads();
                         load_fragment<Cfg::kRunsM, Cfg::kStrideM>(a[0], As[cur ^ 1][0], tm);
                         load_fragment<Cfg::kRunsN, Cfg::kStrideN>(b[0], Bs[cur ^ 1][0], tn);
