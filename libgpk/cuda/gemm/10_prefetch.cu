@@ -197,6 +197,35 @@ __device__ __forceinline__ void load_fragment(float (&f)[4 * kRuns], const float
     }
 }
 
+#ifndef GPK_PREFETCH_TUNE_ORDER
+#define GPK_PREFETCH_TUNE_ORDER 0
+#endif
+
+// One step's multiply-adds, in the order GPK_PREFETCH_TUNE_ORDER sets: 0, rows of the
+// thread's block one after the other; 1, the same with every other row backwards, so
+// that consecutive multiply-adds always share an operand; 2 and 3, the same by columns.
+template <int TM, int TN>
+__device__ __forceinline__ void step_fma(float (&acc)[TM][TN], const float (&a)[TM], const float (&b)[TN]) {
+    constexpr int kOrder = GPK_PREFETCH_TUNE_ORDER;
+    if (kOrder < 2) {
+#pragma unroll
+        for (int x = 0; x < TM; ++x)
+#pragma unroll
+            for (int i = 0; i < TN; ++i) {
+                const int y = kOrder == 1 && x % 2 == 1 ? TN - 1 - i : i;
+                acc[x][y] = fmaf(a[x], b[y], acc[x][y]);
+            }
+    } else {
+#pragma unroll
+        for (int y = 0; y < TN; ++y)
+#pragma unroll
+            for (int i = 0; i < TM; ++i) {
+                const int x = kOrder == 3 && y % 2 == 1 ? TM - 1 - i : i;
+                acc[x][y] = fmaf(a[x], b[y], acc[x][y]);
+            }
+    }
+}
+
 template <class Cfg, bool kAContigM, bool kBContigN>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     gemm_prefetch_kernel(int64_t m, int64_t n, int64_t k, float alpha, const float *__restrict__ A, int64_t lda,
@@ -266,10 +295,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
                         load_fragment<Cfg::kRunsM, Cfg::kStrideM>(a[0], As[cur ^ 1][0], tm);
                         load_fragment<Cfg::kRunsN, Cfg::kStrideN>(b[0], Bs[cur ^ 1][0], tn);
                     }
-#pragma unroll
-                    for (int x = 0; x < TM; ++x)
-#pragma unroll
-                        for (int y = 0; y < TN; ++y) acc[x][y] = fmaf(a[p % 2][x], b[p % 2][y], acc[x][y]);
+                    step_fma<TM, TN>(acc, a[p % 2], b[p % 2]);
                 }
             }
 
