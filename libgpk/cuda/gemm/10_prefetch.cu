@@ -22,30 +22,30 @@
 //   next to the 512 multiply-adds they feed.
 // * A warp's 32 lanes are 8 along m by 4 along n, so each 16-byte shared-memory read
 //   of a step touches 8 consecutive vectors of A or 4 of B: one wavefront each.
+// * Each step's multiply-adds go column by column of the thread's block (one element
+//   of B against the thread's elements of A), which ptxas schedules better than row
+//   by row: 3 to 7 % faster at every tile tried on the H100 (runs 30a and 31 in
+//   docs/PERFORMANCE.md; by rows, the loop issued on 80 % of cycles against cuBLAS's
+//   91 %, run 27a).
 //
-// The block tile is chosen by the number of tiles the GPU can run at once: 128x64
-// when C has enough of them to fill the GPU (two warps of 8x16 threads, four blocks
-// per SM; 128x128 with 256 threads of 8x8 when A or B cannot take 16-byte loads),
-// 64x64 with k-tiles of 16 (128 threads of 4x8) for small C, where a larger grid would
-// leave SMs idle and each SM runs few warps, so the prefetch must reach further ahead.
-// scripts/tune-gemm chose them on the H100 (docs/PERFORMANCE.md). The barrier of each
-// k-tile is what the large tile pays for: a block's warps stall together there, so
-// blocks of two warps (four per SM, each waiting only for its pair) beat 128x128 with
-// four warps by 2.5 % at 4096^3 and 8192^3, 256x64 with four warps by 1 %, 64x128
-// (more of B, the operand transposed on its way to shared memory) by 5 %, and one warp
-// of 64x64 by 13 % (its tiles load twice the bytes per multiply-add). 8x16 threads
-// beat 8x8 but lost 8 % at 4097^3 (element loads); k-tiles of 16 spill; the small tile
-// took 1000^3 from 0.65x to 0.85x cuBLAS. F32 only: the
-// F64 path is rung 9's FP64 tensor cores. Both tiles can be overridden at compile time
-// with -DGPK_PREFETCH_TUNE_{BM,BN,BK,TM,TN,MINBLOCKS,SMALL_BM,SMALL_BN,SMALL_BK,
-// SMALL_TM,SMALL_TN}=... (scripts/tune-gemm).
+// The block tile is chosen by the number of tiles the GPU can run at once: 128x128
+// when C has enough of them to fill the GPU (128 threads of 8x16, two blocks per SM;
+// 256 threads of 8x8 when A or B cannot take 16-byte loads), 64x64 with k-tiles of 16
+// (128 threads of 4x8) for small C, where a larger grid would leave SMs idle and each
+// SM runs few warps, so the prefetch must reach further ahead. scripts/tune-gemm chose
+// them on the H100 (docs/PERFORMANCE.md, runs 17, 18, 26, 29 and 31): with the column
+// order, 128x128 beat 128x64 with two warps by 1.5 %, and 256x64 and 16x8 threads by
+// 2 %; k-tiles of 16 lost; the small tile took 1000^3 from 0.65x to 0.85x cuBLAS. F32
+// only: the F64 path is rung 9's FP64 tensor cores. Both tiles and the order can be
+// overridden at compile time with -DGPK_PREFETCH_TUNE_{BM,BN,BK,TM,TN,MINBLOCKS,ORDER,
+// SMALL_BM,SMALL_BN,SMALL_BK,SMALL_TM,SMALL_TN}=... (scripts/tune-gemm).
 #include "gemm_util.cuh"
 
 #ifndef GPK_PREFETCH_TUNE_BM
 #define GPK_PREFETCH_TUNE_BM 128
 #endif
 #ifndef GPK_PREFETCH_TUNE_BN
-#define GPK_PREFETCH_TUNE_BN 64
+#define GPK_PREFETCH_TUNE_BN 128
 #endif
 #ifndef GPK_PREFETCH_TUNE_BK
 #define GPK_PREFETCH_TUNE_BK 8
@@ -57,7 +57,7 @@
 #define GPK_PREFETCH_TUNE_TN 16
 #endif
 #ifndef GPK_PREFETCH_TUNE_MINBLOCKS
-#define GPK_PREFETCH_TUNE_MINBLOCKS 4
+#define GPK_PREFETCH_TUNE_MINBLOCKS 2
 #endif
 #ifndef GPK_PREFETCH_TUNE_SMALL_BM
 #define GPK_PREFETCH_TUNE_SMALL_BM 64
@@ -198,12 +198,13 @@ __device__ __forceinline__ void load_fragment(float (&f)[4 * kRuns], const float
 }
 
 #ifndef GPK_PREFETCH_TUNE_ORDER
-#define GPK_PREFETCH_TUNE_ORDER 0
+#define GPK_PREFETCH_TUNE_ORDER 2
 #endif
 
 // One step's multiply-adds, in the order GPK_PREFETCH_TUNE_ORDER sets: 0, rows of the
 // thread's block one after the other; 1, the same with every other row backwards, so
-// that consecutive multiply-adds always share an operand; 2 and 3, the same by columns.
+// that consecutive multiply-adds always share an operand; 2 (the default) and 3, the
+// same by columns.
 template <int TM, int TN>
 __device__ __forceinline__ void step_fma(float (&acc)[TM][TN], const float (&a)[TM], const float (&b)[TN]) {
     constexpr int kOrder = GPK_PREFETCH_TUNE_ORDER;
