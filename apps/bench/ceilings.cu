@@ -158,23 +158,6 @@ struct Link {
         return e.in->data();
     }
     const unsigned char *expected() { return static_cast<const unsigned char *>(ends().expected); }
-
-    // Before a timed d2h copy (untimed): the input's bytes into its device source, and
-    // the sink poisoned; the case's poison() has poisoned its own output.
-    void stage_source(Buffer &source, const char *what) {
-        check_cuda(cudaMemcpyAsync(source.data(), in(), bytes, cudaMemcpyHostToDevice, env.stream), what);
-        env.sync();
-        if (!ends().out) {
-            out();
-            sink->poison();
-        }
-    }
-    // What the h2d copy wrote into the device buffer, and what the d2h copy wrote out.
-    Check check_device();
-    Check check_host() {
-        if (std::memcmp(out(), expected(), bytes) != 0) return {false, "host copy differs from the input"};
-        return {true, "host copy equal to the input"};
-    }
 };
 
 // Compares device memory with host bytes, a piece at a time (the whole would be a
@@ -193,12 +176,6 @@ bool device_equals(const Env &env, const void *dev, const unsigned char *host, s
     return true;
 }
 
-Check Link::check_device() {
-    if (!device_equals(env, device_buffer().data(), expected(), bytes))
-        return {false, "device copy differs from the input"};
-    return {true, "device copy equal to the input"};
-}
-
 }  // namespace
 
 std::vector<Ceiling> link_ceilings(const Env &env, size_t bytes, std::function<LinkEnds()> ends, bool duplex) {
@@ -210,7 +187,11 @@ std::vector<Ceiling> link_ceilings(const Env &env, size_t bytes, std::function<L
             check_cuda(cudaMemcpyAsync(link->device_buffer().data(), link->in(), link->bytes, cudaMemcpyHostToDevice, s),
                        "h2d ceiling");
         },
-        [link] { return link->check_device(); },
+        [link]() -> Check {
+            if (!device_equals(link->env, link->device_buffer().data(), link->expected(), link->bytes))
+                return {false, "device copy differs from the input"};
+            return {true, "device copy equal to the input"};
+        },
     };
     // The device buffer poisoned, so that the check sees this copy's bytes.
     h2d.setup = [link] { link->device_buffer().poison(); };
@@ -222,9 +203,24 @@ std::vector<Ceiling> link_ceilings(const Env &env, size_t bytes, std::function<L
             check_cuda(cudaMemcpyAsync(link->out(), link->device_buffer().data(), link->bytes, cudaMemcpyDeviceToHost, s),
                        "d2h ceiling");
         },
-        [link] { return link->check_host(); },
+        [link]() -> Check {
+            if (std::memcmp(link->out(), link->expected(), link->bytes) != 0)
+                return {false, "host copy differs from the input"};
+            return {true, "host copy equal to the input"};
+        },
     };
-    d2h.setup = [link] { link->stage_source(link->device_buffer(), "cudaMemcpyAsync (d2h ceiling source)"); };
+    // The input's bytes on the device (untimed), and the sink poisoned; the case's
+    // poison() has poisoned its own output.
+    d2h.setup = [link] {
+        check_cuda(cudaMemcpyAsync(link->device_buffer().data(), link->in(), link->bytes, cudaMemcpyHostToDevice,
+                                   link->env.stream),
+                   "cudaMemcpyAsync (d2h ceiling source)");
+        link->env.sync();
+        if (!link->ends().out) {
+            link->out();
+            link->sink->poison();
+        }
+    };
     d2h.work = double(bytes);
     if (!duplex) return {h2d, d2h};
 
@@ -232,13 +228,23 @@ std::vector<Ceiling> link_ceilings(const Env &env, size_t bytes, std::function<L
         "h2d + d2h at once (ceiling)",
         [link](cudaStream_t s) { link->both(s); },
         [link]() -> Check {
-            const Check device = link->check_device();
-            return device.ok ? link->check_host() : device;
+            if (!device_equals(link->env, link->device_buffer().data(), link->expected(), link->bytes))
+                return {false, "device copy differs from the input"};
+            if (std::memcmp(link->out(), link->expected(), link->bytes) != 0)
+                return {false, "host copy differs from the input"};
+            return {true, "both copies equal to the input"};
         },
     };
     both.setup = [link] {
-        link->stage_source(link->source_buffer(), "cudaMemcpyAsync (both-directions ceiling source)");
+        check_cuda(cudaMemcpyAsync(link->source_buffer().data(), link->in(), link->bytes, cudaMemcpyHostToDevice,
+                                   link->env.stream),
+                   "cudaMemcpyAsync (both-directions ceiling source)");
+        link->env.sync();
         link->device_buffer().poison();
+        if (!link->ends().out) {
+            link->out();
+            link->sink->poison();
+        }
     };
     both.work = 2.0 * double(bytes);
     return {h2d, d2h, both};
