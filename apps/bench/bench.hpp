@@ -115,11 +115,13 @@ struct Check {
     std::string detail;  // "max rel err 3.1e-07 (tol 6.4e-05)", "bitwise equal", ...
 };
 
-// A kernel or copy that bounds what an op can reach, timed like a variant but
-// outside the ladder (CUDA only): for transpose on device arrays, a plain copy of
-// the same bytes; with --memory pinned, cudaMemcpy over the link each way.
+// A kernel or copy that bounds what an op can reach, or a reference kernel to
+// measure it by, timed like a variant but outside the ladder (CUDA only): for
+// transpose on device arrays, a plain copy of the same bytes; with --memory
+// pinned, cudaMemcpy over the link each way; for pi, the simple fused kernel of
+// the cuRAND device API.
 struct Ceiling {
-    std::string name;                          // "copy (ceiling)"
+    std::string name;                          // "copy (ceiling)", "simple fused (reference)"
     std::function<void(cudaStream_t)> launch;  // one call on the stream; throws Error
     std::function<Check()> check;              // judges the output just computed
     // Optional, untimed: runs after the case's poison() and before the checked
@@ -127,6 +129,13 @@ struct Ceiling {
     std::function<void()> setup = nullptr;
     // What one call moves, in the units of the case's work(); 0: the case's work().
     double work = 0;
+};
+
+// What a case's first ceiling is called where every row is compared with it.
+struct Yardstick {
+    std::string label = "copy";              // the table's column, "vs copy"
+    std::string noun = "copy";               // the summary's "0.93x the copy's ..."
+    std::string json_key = "ratio_to_copy";  // the JSON's key for the ratio (with "_of": label)
 };
 
 // The link's ceilings for --memory pinned: `bytes` copied with cudaMemcpyAsync
@@ -179,11 +188,16 @@ public:
     virtual Check check(bool vendor) = 0;
     // Tells the case which variant the next check() judges (before the first call).
     virtual void set_variant(const std::string &) {}
-    // The op's ceilings, none by default. The first is the plain copy that every
-    // row is compared with ("vs copy"; with --memory pinned, the h2d copy of
-    // link_ceilings: "vs h2d"). They use the case's buffers, so they run after
-    // prepare(), and poison() clears their output as it does a variant's.
+    // The op's ceilings, none by default. The first is the one every row is
+    // compared with: the plain copy ("vs copy"; with --memory pinned, the h2d copy
+    // of link_ceilings: "vs h2d"), or what yardstick() names. They use the case's
+    // buffers, so they run after prepare(), and poison() clears their output as it
+    // does a variant's. Errors while running them come as Error; ceilings() itself
+    // must not throw.
     virtual std::vector<Ceiling> ceilings() { return {}; }
+    // What the first ceiling is called in the tables and the JSON (--memory pinned
+    // makes it "h2d" whatever this says).
+    virtual Yardstick yardstick() const { return {}; }
     // With --memory pinned: whether the call moves about as many bytes to the
     // device as back (transpose), which the pipeline overlaps, so that the link's
     // ceiling is both directions at once, h2d + d2h, and not h2d alone.
@@ -212,7 +226,7 @@ struct Row {
     std::optional<double> ratio_to_vendor;      // throughput / variant 0's; >1 is faster
     std::optional<double> speedup_over_first;   // throughput / rung 1's (cumulative)
     std::optional<double> step_speedup;         // throughput / the rung below's
-    std::optional<double> ratio_to_copy;        // throughput / the copy ceiling's, where the case has one
+    std::optional<double> ratio_to_ceiling;     // throughput / the first ceiling's, where the case has one
 
     bool timed() const { return repeats > 0; }
     bool failed() const { return status == Status::kFailed; }
@@ -229,8 +243,10 @@ struct CaseResult {
     std::vector<Row> rows;
     std::string error;  // set when the case could not run at all
     std::string memory;  // where the arrays were: "device", "pinned" or "host"
-    bool has_ceilings = false;  // ceiling rows follow the variants; rows carry ratio_to_copy
-    std::string ceiling_label = "copy";  // what ratio_to_copy compares with: "copy", or "h2d" (pinned)
+    bool has_ceilings = false;  // ceiling rows follow the variants; rows carry ratio_to_ceiling
+    // What ratio_to_ceiling compares with: the case's Yardstick ("copy", "simple
+    // fused"), or the h2d copy with --memory pinned (label "h2d", key "ratio_to_copy").
+    Yardstick yardstick;
     bool link_duplex = false;   // --memory pinned, both directions used at once (Case::link_duplex)
     int name_width = 7;  // for the table: the longest variant name
 };
@@ -256,8 +272,9 @@ std::string case_title(const CaseResult &r);
 void print_table_header(const Env &env, const CaseResult &r, const std::string &note);
 void print_row(const CaseResult &r, const Row &row);
 // "best rung X: ... = 0.93x the copy's ...", for a case with ceilings ("auto"
-// instead of the best rung when it ran; with --memory pinned, against the h2d
-// copy, and for a duplex case against h2d + d2h as well).
+// instead of the best rung when it ran; the first ceiling named by the case's
+// Yardstick; with --memory pinned, against the h2d copy, and for a duplex case
+// against h2d + d2h as well).
 void print_ceiling_summary(const CaseResult &r);
 void print_case_error(const CaseResult &r);
 

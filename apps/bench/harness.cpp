@@ -4,8 +4,8 @@
 // reference on the host backend) runs first and its output is the reference.
 // When asked for, "auto" (the library's own choice) follows the ladder as a row of
 // its own. Where the case has ceilings (CUDA only), they are checked and timed the
-// same way before the ladder, so that every row can show its ratio to the copy,
-// and their rows are printed after it.
+// same way before the ladder, so that every row can show its ratio to the first
+// (the copy; for pi, the simple fused reference), and their rows are printed after it.
 //
 // With --memory pinned the arrays are pinned host memory: each call is staged
 // through the GPU and returns with its result in place, so it is timed with a
@@ -238,8 +238,9 @@ CaseResult run_case(Env &env, Case &c, const RunOptions &opt) {
     r.sizes = c.sizes();
     r.unit = c.unit();
     r.memory = env.memory_name();
+    r.yardstick = c.yardstick();
     if (env.pinned) {
-        r.ceiling_label = "h2d";
+        r.yardstick = {"h2d", "h2d copy", "ratio_to_copy"};
         r.link_duplex = c.link_duplex();
     }
     const auto listed = [&](const char *name) {
@@ -286,7 +287,7 @@ CaseResult run_case(Env &env, Case &c, const RunOptions &opt) {
             }
             ceiling_rows.push_back(row);
         }
-        for (Row &row : ceiling_rows) row.ratio_to_copy = ratio(row, ceiling_rows.front());
+        for (Row &row : ceiling_rows) row.ratio_to_ceiling = ratio(row, ceiling_rows.front());
 
         for (int i = 0; i < count; ++i) {
             const std::string &name = names[static_cast<size_t>(i)];
@@ -302,7 +303,7 @@ CaseResult run_case(Env &env, Case &c, const RunOptions &opt) {
             }
             r.rows.push_back(row);
             fill_ratios(r.rows, names.size());
-            if (!ceiling_rows.empty()) r.rows.back().ratio_to_copy = ratio(r.rows.back(), ceiling_rows.front());
+            if (!ceiling_rows.empty()) r.rows.back().ratio_to_ceiling = ratio(r.rows.back(), ceiling_rows.front());
             print_row(r, r.rows.back());
         }
         if (run_auto) {
@@ -317,7 +318,7 @@ CaseResult run_case(Env &env, Case &c, const RunOptions &opt) {
                 row.detail = e.what();
             }
             if (!r.rows.empty()) row.ratio_to_vendor = ratio(row, r.rows.front());
-            if (!ceiling_rows.empty()) row.ratio_to_copy = ratio(row, ceiling_rows.front());
+            if (!ceiling_rows.empty()) row.ratio_to_ceiling = ratio(row, ceiling_rows.front());
             r.rows.push_back(row);
             print_row(r, row);
         }

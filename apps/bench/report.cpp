@@ -5,6 +5,7 @@
 #include "../common/cli.hpp"
 #include "../common/json.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -21,6 +22,10 @@ std::string times(const std::optional<double> &v) { return v ? fixed(*v, "%.2fx"
 
 std::string cuda_version(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
 
+// The column of ratios to the first ceiling: "vs copy", "vs h2d", "vs simple fused".
+std::string ceiling_column(const CaseResult &r) { return "vs " + r.yardstick.label; }
+int ceiling_column_width(const CaseResult &r) { return std::max(7, static_cast<int>(ceiling_column(r).size())); }
+
 }  // namespace
 
 std::string case_title(const CaseResult &r) {
@@ -33,8 +38,9 @@ std::string case_title(const CaseResult &r) {
 
 void print_table_header(const Env &env, const CaseResult &r, const std::string &note) {
     std::printf("\n%s%s\n", case_title(r).c_str(), note.empty() ? "" : ("  (" + note + ")").c_str());
-    char vs_copy[32] = "";
-    if (r.has_ceilings) std::snprintf(vs_copy, sizeof vs_copy, "%7s  ", ("vs " + r.ceiling_label).c_str());
+    char vs_copy[64] = "";
+    if (r.has_ceilings)
+        std::snprintf(vs_copy, sizeof vs_copy, "%*s  ", ceiling_column_width(r), ceiling_column(r).c_str());
     std::printf("  %2s  %-*s  %10s  %10s  %10s  %9s  %6s  %6s  %s%s\n", "#", r.name_width, "variant", "median ms",
                 "min ms", r.unit.c_str(), env.cuda ? "vs vendor" : "vs #0", "step", "vs #1", vs_copy, "check");
     std::fflush(stdout);
@@ -47,8 +53,9 @@ void print_row(const CaseResult &r, const Row &row) {
     if (row.time_boxed) check += " [slow first call: " + std::to_string(row.repeats) + " repeats]";
     // Ceilings and "auto" are not rungs: no ladder index.
     const std::string index = row.ceiling || row.auto_pick ? "-" : std::to_string(row.index);
-    char vs_copy[32] = "";
-    if (r.has_ceilings) std::snprintf(vs_copy, sizeof vs_copy, "%7s  ", times(row.ratio_to_copy).c_str());
+    char vs_copy[64] = "";
+    if (r.has_ceilings)
+        std::snprintf(vs_copy, sizeof vs_copy, "%*s  ", ceiling_column_width(r), times(row.ratio_to_ceiling).c_str());
     std::printf("  %2s  %-*s  %10s  %10s  %10s  %9s  %6s  %6s  %s%s\n", index.c_str(), r.name_width,
                 row.variant.c_str(), timed ? fixed(row.median_ms, "%.4f").c_str() : "-",
                 timed ? fixed(row.min_ms, "%.4f").c_str() : "-", timed ? fixed(row.throughput, "%.4g").c_str() : "-",
@@ -72,11 +79,10 @@ void print_ceiling_summary(const CaseResult &r) {
     }
     const std::string who = pick ? "auto" : best ? "best rung " + best->variant : "";
     if (pick) best = pick;
-    if (!best || !copy || !copy->timed() || !best->ratio_to_copy) return;
+    if (!best || !copy || !copy->timed() || !best->ratio_to_ceiling) return;
     const char *unit = r.unit.c_str();
-    const std::string of = r.ceiling_label == "copy" ? "copy" : r.ceiling_label + " copy";
     std::printf("  %s: %.4g %s = %.2fx the %s's %.4g %s\n", who.c_str(), best->throughput, unit,
-                *best->ratio_to_copy, of.c_str(), copy->throughput, unit);
+                *best->ratio_to_ceiling, r.yardstick.noun.c_str(), copy->throughput, unit);
     // Bytes in and bytes out cross the link at once: the ceiling is both directions.
     if (r.link_duplex && second && second->timed()) {
         const double both = copy->throughput + second->throughput;
@@ -175,9 +181,15 @@ bool write_json(const std::string &path, const RunInfo &info, const std::vector<
                 .field("ratio_to_vendor", row.ratio_to_vendor)
                 .field("speedup_over_first", row.speedup_over_first)
                 .field("step_speedup", row.step_speedup);
-            if (r.has_ceilings) json.field("ratio_to_copy", row.ratio_to_copy);
-            // What ratio_to_copy is against: "copy", or "h2d" (--memory pinned).
-            if (r.has_ceilings) json.field("ratio_to_copy_of", r.ceiling_label);
+            // The ratio to the first ceiling, under the case's key: "ratio_to_copy"
+            // (transpose; with --memory pinned, to the h2d copy) or
+            // "ratio_to_simple_fused" (pi); "<key>_of" says what it is against:
+            // "copy", "h2d" or "simple fused".
+            if (r.has_ceilings) {
+                const std::string &key = r.yardstick.json_key;
+                json.field(key.c_str(), row.ratio_to_ceiling);
+                json.field((key + "_of").c_str(), r.yardstick.label);
+            }
             json.field("ok", !row.failed())
                 .field("status", status_name(row.status))
                 .field("check", row.detail)
