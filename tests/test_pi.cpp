@@ -248,6 +248,56 @@ void definition(Suite &suite) {
         if (boundary < 500000) c.fail("only %" PRIu64 " points next to the circle were checked", boundary);
     }
     {
+        // pi_cell_f32's promise: where it does not leave a point undecided, its answer is
+        // the exact one; it leaves undecided every point within 2^21 of the circle (in
+        // units of D = (x + 1/2)^2 + (y + 1/2)^2 - 2^42) that rounding could flip, and no
+        // point 2^22 or more away (the rounding is at most 2^19). Checked on the points
+        // next to the circle, bands of 64 cells across it, and random points.
+        Case c(suite, "pi_cell_f32 decides exactly where it claims to");
+        const uint32_t top = (uint32_t(1) << 21) - 1;
+        uint64_t wrong = 0, undecided = 0, near_points = 0, random_undecided = 0;
+        auto check = [&](uint32_t x, uint32_t y) -> bool {
+            const float d = gpk::pi_cell_f32(x, y);
+            // 2D = 2x(x + 1) + 2y(y + 1) + 1 - 2^43, exact in 64 bits.
+            const int64_t twice_d = 2 * (int64_t(x) * (x + 1) + int64_t(y) * (y + 1)) + 1 - (int64_t(1) << 43);
+            const bool open = gpk::pi_f32_undecided(d);
+            if (open) {
+                ++undecided;
+                if ((twice_d >= 0 ? twice_d : -twice_d) >= (int64_t(1) << 23) && ++wrong <= 5)
+                    c.fail("pi_cell_f32(%u, %u) = %.9g leaves undecided a point with D = %.1f", x, y, double(d),
+                           double(twice_d) / 2);
+            } else if (gpk::pi_f32_hit(d) != (ref_midpoint_inside(x, y) ? 1u : 0u) && ++wrong <= 5) {
+                c.fail("pi_cell_f32(%u, %u) = %.9g decides %s, but the point is %s", x, y, double(d),
+                       gpk::pi_f32_hit(d) ? "inside" : "outside", ref_midpoint_inside(x, y) ? "inside" : "outside");
+            }
+            return open;
+        };
+        uint64_t s = 0x9E3779B97F4A7C15ull;
+        for (uint32_t i = 0; i < 100000; ++i) {
+            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+            const uint32_t x = i < 1000 ? i : i < 2000 ? top - (i - 1000) : static_cast<uint32_t>(s) & top;
+            const uint64_t a = 2 * uint64_t(x) + 1, rest = (uint64_t(1) << 44) - a * a;  // (2y + 1)^2 < rest
+            uint64_t b = static_cast<uint64_t>(std::sqrt(static_cast<double>(rest)));
+            while (b > 0 && b * b >= rest) --b;
+            while ((b + 1) * (b + 1) < rest) ++b;
+            const int64_t y = (static_cast<int64_t>(b) - 1) / 2;
+            for (int d = -32; d <= 32; ++d) {
+                const int64_t yy = y + d;
+                if (yy < 0 || yy > top) continue;
+                ++near_points;
+                check(x, static_cast<uint32_t>(yy));
+            }
+            if (check(x, static_cast<uint32_t>(s >> 32) & top)) ++random_undecided;
+        }
+        check(0, 0), check(top, top), check(0, top), check(top, 0);
+        // Near the circle some points must be left to the exact test (or the check above
+        // proves nothing about them); among random points, about 7.5e-7 are.
+        if (undecided < 1000)
+            c.fail("only %" PRIu64 " of %" PRIu64 " points next to the circle were left undecided", undecided,
+                   near_points);
+        if (random_undecided > 5) c.fail("%" PRIu64 " of 100000 random points were left undecided", random_undecided);
+    }
+    {
         Case c(suite, "pi_inside is x^2 + y^2 < 2^64");
         auto plain = [](uint32_t x, uint32_t y) {
             const unsigned __int128 s = static_cast<unsigned __int128>(uint64_t(x) * x) + uint64_t(y) * y;

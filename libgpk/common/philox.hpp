@@ -30,7 +30,9 @@
 // about +2^-21 in the hit fraction (+1.9e-6 in pi), ten times that standard error.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #if defined(__CUDACC__)
 #define GPK_HD __host__ __device__ __forceinline__
@@ -95,6 +97,61 @@ GPK_HD Philox4 pi_triple(uint64_t triple, uint64_t seed) {
 GPK_HD uint32_t pi_cell_inside(uint32_t x, uint32_t y) {
     const uint64_t s = static_cast<uint64_t>(x) * (x + 1) + static_cast<uint64_t>(y) * (y + 1);
     return static_cast<uint32_t>(s >> 32) < (uint32_t(1) << (2 * kPiCellBits - 32)) ? 1u : 0u;
+}
+
+// ---- the same test in single precision, for kernels short of integer multiplies ----
+//
+// pi_cell_f32(x, y) is d = (x + 1/2)^2 + (y + 1/2)^2 - 2^42 in single precision, from
+// which pi_cell_inside's answer can be read wherever rounding cannot change it:
+//   - x + 1/2 is exact: 0x4B000000 | x is the float 2^23 + x (x < 2^21), and
+//     subtracting 2^23 - 1/2 is exact (Sterbenz: both lie in [2^22, 2^24));
+//   - t = fma(y', y', -2^42) has an exact value in [-2^42, 0), so it is off by at most
+//     half an ulp of 2^42, 2^18; d = fma(x', x', t) has an exact value in [-2^42, 2^42),
+//     off by at most 2^18 more. So d is within 2^19 of the exact D;
+//   - D = x(x + 1) + y(y + 1) + 1/2 - 2^42 is never 0, and it is negative exactly when
+//     pi_cell_inside holds (the integer sum is then at most 2^42 - 1).
+// So where |d| >= 2^21 (not pi_f32_undecided), D has d's sign and the point is inside exactly
+// when d is negative (pi_f32_hit: its sign bit). The other points, those within about
+// half a cell of the arc, some 7.5e-7 of them, need the exact test. Two conversions and
+// two fused multiply-adds replace two 32x32->64-bit integer products.
+GPK_HD float pi_bits_float(uint32_t bits) {
+#if defined(__CUDA_ARCH__)
+    return __uint_as_float(bits);
+#else
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+#endif
+}
+
+GPK_HD float pi_cell_f32(uint32_t x, uint32_t y) {
+    constexpr uint32_t kTwo23 = 0x4B000000u;  // the float 2^23, whose last 23 bits take x
+    const float fx = pi_bits_float(x | kTwo23) - 8388607.5f, fy = pi_bits_float(y | kTwo23) - 8388607.5f;
+#if defined(__CUDA_ARCH__)
+    return __fmaf_rn(fx, fx, __fmaf_rn(fy, fy, -0x1p42f));
+#else
+    return std::fma(fx, fx, std::fma(fy, fy, -0x1p42f));
+#endif
+}
+
+// Whether d = pi_cell_f32(x, y) leaves the point undecided: |d| < 2^21.
+GPK_HD bool pi_f32_undecided(float d) {
+#if defined(__CUDA_ARCH__)
+    return fabsf(d) < 0x1p21f;
+#else
+    return std::fabs(d) < 0x1p21f;
+#endif
+}
+
+// Where d decides it: 1 when the point is inside (d < 0), else 0.
+GPK_HD uint32_t pi_f32_hit(float d) {
+    uint32_t bits;
+#if defined(__CUDA_ARCH__)
+    bits = __float_as_uint(d);
+#else
+    std::memcpy(&bits, &d, sizeof bits);
+#endif
+    return bits >> 31;
 }
 
 // The third coordinate made of two words: bits 21..31 of a, then bits 21..30 of b.

@@ -1,21 +1,32 @@
 // Rung 5, persistent: a grid of exactly the blocks the GPU holds at once, each block
-// taking contiguous chunks of triples from a work counter until none is left.
+// taking contiguous chunks of triples from a work counter until none is left, with
+// each point tested in single precision wherever that decides it.
 //
 // Rungs 3 and 4 give every thread a fixed share of the launch, so the launch lasts as
 // long as its slowest multiprocessor, one that shares its time with another kernel,
 // say. Here each block asks a global counter for its next chunk (one atomic per 8192
 // triples, fetched while the current chunk is computed) and faster multiprocessors
 // simply take more chunks. Hits are integers, so who counted which chunk changes
-// nothing. Within a chunk each thread keeps kChains Philox evaluations in flight, as
-// in rung 4, with the group loop unrolled kUnroll times, and tests points with
-// common/philox.hpp's exact test (two 32x32->64-bit multiplies and one word for 21-bit
-// coordinates) but counts misses, bit 42 of x(x + 1) + y(y + 1): a shift and an add
-// per sample where summing the inside predicate took a compare, an add and a select.
-// The integer multiplier is not the only bound: a single-precision filter that took
-// the test off it (with an exact fallback near the arc) measured no faster (796 G
-// samples/s at best), nor did a test in double precision. scripts/tune-pi sweeps the GPK_PI_TUNE_* knobs; the
-// defaults are its best on the H100 (2026-11-24, 2^32 samples: 810 G samples/s, 791
-// with the group loop not unrolled, about 776 before misses were counted).
+// nothing.
+//
+// The test. Philox's ten rounds are 18 wide integer multiplies a triple (what depends
+// on the high counter word and the key alone is hoisted), and the exact inside tests
+// of rungs 2 to 4 add 6 more products and 6 increments on the same multiplier: Nsight
+// Compute shows that pipe busy 91 % of the time in rung 4's loop. Here each point goes
+// through common/philox.hpp's pi_cell_f32 (two exact conversions and two fused
+// multiply-adds on the floating-point units), which decides every point but those
+// within about half a cell of the arc (7.5e-7 of them). A thread computes kChains
+// triples at once; if any point of any lane's group is undecided (one vote a group,
+// about once in 1700 groups), the whole group is counted again with the exact test.
+// The hits are the exact test's either way: identical to the host backend and the
+// other Philox rungs.
+//
+// What it buys is modest: the multiplier is no longer the bound, but the integer ALU
+// (Philox's XORs, the coordinates) and dispatch take its place, so the loop runs
+// 2-3 % faster than with the integer test (scripts/pi-probe.cu, 2026-11-24: 824-832
+// against 807-810 G samples/s on the H100), most of it from eight triples in flight
+// per thread instead of four. Nothing tried reached the generator alone (1115).
+// scripts/tune-pi sweeps the GPK_PI_TUNE_* knobs.
 #include "pi_common.cuh"
 
 #include "../ladders.hpp"
@@ -28,10 +39,10 @@ namespace {
 #define GPK_PI_TUNE_BLOCK 256
 #endif
 #ifndef GPK_PI_TUNE_CHAINS
-#define GPK_PI_TUNE_CHAINS 4
+#define GPK_PI_TUNE_CHAINS 8
 #endif
 #ifndef GPK_PI_TUNE_GROUPS
-#define GPK_PI_TUNE_GROUPS 8
+#define GPK_PI_TUNE_GROUPS 4
 #endif
 #ifndef GPK_PI_TUNE_UNROLL  // of the group loop
 #define GPK_PI_TUNE_UNROLL 4
@@ -52,31 +63,41 @@ static_assert(kGroups % kUnroll == 0, "the group loop unrolls evenly");
 // No thread sees more than kMaxTriplesPerLaunch / kBlock triples, 3 hits each.
 static_assert(uint64_t(kMaxTriplesPerLaunch) / kBlock * 3 < (uint64_t(1) << 32), "per-thread hits must fit in 32 bits");
 
-// ---- the exact test, counting misses ------------------------------------------------
-// common/philox.hpp's pi_cell_inside is s = x(x + 1) + y(y + 1) < 2^42 with s < 2^43, so
-// bit 42 of s is exactly the miss: 1 - inside. Summing (s >> 42) needs one shift-add
-// (LEA.HI) a sample, where summing the predicate took a compare, an add and a select.
-
-__device__ __forceinline__ uint32_t cell_miss(uint32_t x, uint32_t y) {
-    const uint64_t s = static_cast<uint64_t>(x) * (x + 1) + static_cast<uint64_t>(y) * (y + 1);
-    return static_cast<uint32_t>(s >> 32) >> (2 * kPiCellBits - 32);
-}
-
-__device__ __forceinline__ uint32_t triple_misses(const Philox4 &r) {
-    return cell_miss(r.v[0] & kPiCellMask, r.v[1] & kPiCellMask) + cell_miss(r.v[2] & kPiCellMask, r.v[3] & kPiCellMask) +
-           cell_miss(pi_top_bits(r.v[0], r.v[1]), pi_top_bits(r.v[2], r.v[3]));
-}
+// ---- the test -------------------------------------------------------------------
 
 __device__ __forceinline__ Philox4 triple_block(uint32_t hi, uint32_t lo, uint64_t seed) {
     return pi_triple((static_cast<uint64_t>(hi) << 32) | lo, seed);
 }
 
-// Misses of kChains triples: (hi << 32) | (lo + c * kBlock) for c < kChains.
-__device__ __forceinline__ uint32_t group_misses(uint32_t hi, uint32_t lo, uint64_t seed) {
-    uint32_t misses = 0;
+// Hits of one triple in single precision; sets undecided when a point is not decided.
+__device__ __forceinline__ uint32_t triple_hits_f32(const Philox4 &r, bool &undecided) {
+    const float d0 = pi_cell_f32(r.v[0] & kPiCellMask, r.v[1] & kPiCellMask);
+    const float d1 = pi_cell_f32(r.v[2] & kPiCellMask, r.v[3] & kPiCellMask);
+    const float d2 = pi_cell_f32(pi_top_bits(r.v[0], r.v[1]), pi_top_bits(r.v[2], r.v[3]));
+    undecided |= pi_f32_undecided(d0);
+    undecided |= pi_f32_undecided(d1);
+    undecided |= pi_f32_undecided(d2);
+    return pi_f32_hit(d0) + pi_f32_hit(d1) + pi_f32_hit(d2);
+}
+
+// Hits of kChains triples, (hi << 32) | (lo + c * kBlock) for c < kChains: in single
+// precision unless some lane of the warp has a point it does not decide, then exactly.
+// Every lane of the warp calls it (the vote needs them all).
+__device__ __forceinline__ uint32_t group_hits(uint32_t hi, uint32_t lo, uint64_t seed) {
+    Philox4 r[kChains];
+    uint32_t hits = 0;
+    bool undecided = false;
 #pragma unroll
-    for (int c = 0; c < kChains; ++c) misses += triple_misses(triple_block(hi, lo + c * kBlock, seed));
-    return misses;
+    for (int c = 0; c < kChains; ++c) {
+        r[c] = triple_block(hi, lo + c * kBlock, seed);
+        hits += triple_hits_f32(r[c], undecided);
+    }
+    if (__any_sync(0xffffffffu, undecided)) {
+        hits = 0;
+#pragma unroll
+        for (int c = 0; c < kChains; ++c) hits += pi_triple_hits(r[c]);
+    }
+    return hits;
 }
 
 // next_chunk counts the chunks handed out; it is 0 when the launch starts.
@@ -96,11 +117,11 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks)
         if (threadIdx.x == 0) chunk_of[k ^ 1] = atomicAdd(next_chunk, 1u);
         const uint32_t first = chunk * kChunk;
         if (piece.triples - first >= kChunk) {
+            // The whole block takes this branch (first is the block's), so every lane of
+            // each warp reaches group_hits' vote.
             uint32_t lo = piece.lo + first + threadIdx.x;
-            uint32_t misses = 0;
 #pragma unroll kUnroll
-            for (int g = 0; g < kGroups; ++g, lo += kChains * kBlock) misses += group_misses(piece.hi, lo, seed);
-            hits += uint32_t(3 * kChains * kGroups) - misses;
+            for (int g = 0; g < kGroups; ++g, lo += kChains * kBlock) hits += group_hits(piece.hi, lo, seed);
         } else {
             for (uint32_t i = first + threadIdx.x; i < piece.triples; i += kBlock)
                 hits += pi::triple_hits(piece.hi, piece.lo + i, seed);
