@@ -10,23 +10,24 @@
 // nothing.
 //
 // The test. Philox's ten rounds are 18 wide integer multiplies a triple (what depends
-// on the high counter word and the key alone is hoisted), and the exact inside tests
-// of rungs 2 to 4 add 6 more products and 6 increments on the same multiplier: Nsight
-// Compute shows that pipe busy 91 % of the time in rung 4's loop. Here each point goes
-// through common/philox.hpp's pi_cell_f32 (two exact conversions and two fused
-// multiply-adds on the floating-point units), which decides every point but those
-// within about half a cell of the arc (7.5e-7 of them). A thread computes kChains
-// triples at once; if any point of any lane's group is undecided (one vote a group,
-// about once in 1700 groups), the whole group is counted again with the exact test.
-// The hits are the exact test's either way: identical to the host backend and the
-// other Philox rungs.
+// on the high counter word and the key alone is hoisted), and the exact inside test of
+// rungs 2 to 4 adds 6 more products and 6 increments on the same multiplier, which
+// Nsight Compute shows busy 92 % of the time in that loop (docs/PERFORMANCE.md, run
+// 32a). Here each point goes through common/philox.hpp's pi_cell_f32 (two exact
+// conversions and two fused multiply-adds on the floating-point units), which decides
+// every point but those within about half a cell of the arc (7.5e-7 of them). A thread
+// computes kChains triples at once; if any point of any lane's group is undecided (one
+// vote a group, about once in 1700 groups), the whole group is counted again with the
+// exact test. The hits are the exact test's either way: identical to the host backend
+// and the other Philox rungs.
 //
-// What it buys is modest: the multiplier is no longer the bound, but the integer ALU
-// (Philox's XORs, the coordinates) and dispatch take its place, so the loop runs
-// 2-3 % faster than with the integer test (scripts/pi-probe.cu, 2026-11-24: 824-832
-// against 807-810 G samples/s on the H100), most of it from eight triples in flight
-// per thread instead of four. Nothing tried reached the generator alone (1115).
-// scripts/tune-pi sweeps the GPK_PI_TUNE_* knobs.
+// What it buys is modest. The multiplier is no longer the bound (66 % busy), but the
+// loop takes as many cycles as before: the stalls move to the integer ALU's
+// instructions (Philox's XORs, the coordinates), and the schedulers issue on only 62 %
+// of cycles. With eight triples in flight per thread it runs 1-2 % faster than the
+// integer test did (runs 32 to 34: 812-827 against 805-810 G samples/s on the H100),
+// still far from the generator alone (1115). scripts/pi-probe.cu measures the variants; scripts/tune-pi sweeps the
+// GPK_PI_TUNE_* knobs.
 #include "pi_common.cuh"
 
 #include "../ladders.hpp"
