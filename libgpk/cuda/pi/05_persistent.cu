@@ -24,9 +24,9 @@
 // What it buys is modest. The multiplier is no longer the bound (66 % busy), but the
 // loop takes as many cycles as before: the stalls move to the integer ALU's
 // instructions (Philox's XORs, the coordinates), and the schedulers issue on only 62 %
-// of cycles. With eight triples in flight per thread it runs 1-2 % faster than the
-// integer test did (runs 32 to 34: 812-827 against 805-810 G samples/s on the H100),
-// still far from the generator alone (1115). scripts/pi-probe.cu measures the variants; scripts/tune-pi sweeps the
+// of cycles. With eight triples in flight per thread it runs 2 % faster than the
+// integer test did, timed in the same process (runs 32 and 35: 823.6-826.7 against
+// 807.1-810.1 G samples/s on the H100), still far from the generator alone (1115). scripts/pi-probe.cu measures the variants; scripts/tune-pi sweeps the
 // GPK_PI_TUNE_* knobs.
 #include "pi_common.cuh"
 
