@@ -105,6 +105,16 @@ bool ref_midpoint_inside(uint32_t x, uint32_t y) {
     return a * a + b * b < (uint64_t(1) << 44);
 }
 
+// The largest y (-1 if none) whose cell midpoint is inside for this x:
+// (2x + 1)^2 + (2y + 1)^2 < 2^44.
+int64_t last_inside_y(uint32_t x) {
+    const uint64_t a = 2 * uint64_t(x) + 1, rest = (uint64_t(1) << 44) - a * a;  // (2y + 1)^2 < rest
+    uint64_t b = static_cast<uint64_t>(std::sqrt(static_cast<double>(rest)));
+    while (b > 0 && b * b >= rest) --b;
+    while ((b + 1) * (b + 1) < rest) ++b;
+    return (static_cast<int64_t>(b) - 1) / 2;  // the largest y with 2y + 1 <= b
+}
+
 bool ref_philox_inside(uint64_t sample, uint64_t seed) {
     const uint64_t t = sample / 3;
     const uint32_t counter[4] = {static_cast<uint32_t>(t), static_cast<uint32_t>(t >> 32), 0, 0};
@@ -231,11 +241,7 @@ void definition(Suite &suite) {
             s ^= s << 13, s ^= s >> 7, s ^= s << 17;
             const uint32_t x = i < 1000 ? i : i < 2000 ? top - (i - 1000) : static_cast<uint32_t>(s) & top;
             // The largest y whose midpoint is inside for this x, and its neighbours.
-            const uint64_t a = 2 * uint64_t(x) + 1, rest = (uint64_t(1) << 44) - a * a;  // (2y + 1)^2 < rest
-            uint64_t b = static_cast<uint64_t>(std::sqrt(static_cast<double>(rest)));
-            while (b > 0 && b * b >= rest) --b;
-            while ((b + 1) * (b + 1) < rest) ++b;
-            const int64_t y = (static_cast<int64_t>(b) - 1) / 2;  // the largest y with 2y + 1 <= b
+            const int64_t y = last_inside_y(x);
             for (int d = -2; d <= 2; ++d) {
                 const int64_t yy = y + d;
                 if (yy < 0 || yy > top) continue;
@@ -276,11 +282,7 @@ void definition(Suite &suite) {
         for (uint32_t i = 0; i < 100000; ++i) {
             s ^= s << 13, s ^= s >> 7, s ^= s << 17;
             const uint32_t x = i < 1000 ? i : i < 2000 ? top - (i - 1000) : static_cast<uint32_t>(s) & top;
-            const uint64_t a = 2 * uint64_t(x) + 1, rest = (uint64_t(1) << 44) - a * a;  // (2y + 1)^2 < rest
-            uint64_t b = static_cast<uint64_t>(std::sqrt(static_cast<double>(rest)));
-            while (b > 0 && b * b >= rest) --b;
-            while ((b + 1) * (b + 1) < rest) ++b;
-            const int64_t y = (static_cast<int64_t>(b) - 1) / 2;
+            const int64_t y = last_inside_y(x);
             for (int d = -32; d <= 32; ++d) {
                 const int64_t yy = y + d;
                 if (yy < 0 || yy > top) continue;
