@@ -124,15 +124,21 @@ GPK_HD float pi_bits_float(uint32_t bits) {
 #endif
 }
 
-GPK_HD float pi_cell_f32(uint32_t x, uint32_t y) {
-    constexpr uint32_t kTwo23 = 0x4B000000u;  // the float 2^23, whose last 23 bits take x
-    const float fx = pi_bits_float(x | kTwo23) - 8388607.5f, fy = pi_bits_float(y | kTwo23) - 8388607.5f;
+// The float 2^23, whose last 23 bits take a coordinate: kPiF32Two23 | x is 2^23 + x.
+constexpr uint32_t kPiF32Two23 = 0x4B000000u;
+
+// pi_cell_f32 from the bits of 2^23 + x and 2^23 + y (kPiF32Two23 | x, kPiF32Two23 | y),
+// for kernels that build them in one instruction with the coordinate's mask.
+GPK_HD float pi_cell_f32_bits(uint32_t xbits, uint32_t ybits) {
+    const float fx = pi_bits_float(xbits) - 8388607.5f, fy = pi_bits_float(ybits) - 8388607.5f;
 #if defined(__CUDA_ARCH__)
     return __fmaf_rn(fx, fx, __fmaf_rn(fy, fy, -0x1p42f));
 #else
     return std::fma(fx, fx, std::fma(fy, fy, -0x1p42f));
 #endif
 }
+
+GPK_HD float pi_cell_f32(uint32_t x, uint32_t y) { return pi_cell_f32_bits(x | kPiF32Two23, y | kPiF32Two23); }
 
 // Whether d = pi_cell_f32(x, y) leaves the point undecided: |d| < 2^21.
 GPK_HD bool pi_f32_undecided(float d) {

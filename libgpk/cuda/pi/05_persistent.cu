@@ -70,11 +70,27 @@ __device__ __forceinline__ Philox4 triple_block(uint32_t hi, uint32_t lo, uint64
     return pi_triple((static_cast<uint64_t>(hi) << 32) | lo, seed);
 }
 
+// The masks of the coordinates, passed to the kernel so that they are not constants
+// to the compiler: with a mask in a register and kPiF32Two23 as the immediate,
+// (w & mask) | kPiF32Two23 is one LOP3, where two immediates take a LOP3 each (6
+// instructions more a triple, of some 77).
+struct Masks {
+    uint32_t low;  // kPiCellMask: bits 0..20 of a word
+    uint32_t top;  // bits 21..30 of a word shifted down by 10 to bits 11..20 of the third coordinate
+};
+constexpr Masks kMasks{kPiCellMask, kPiCellMask & ~((uint32_t(1) << (32 - kPiCellBits)) - 1)};
+
+// The bits of 2^23 + pi_top_bits(a, b): bits 21..31 of a, then bits 21..30 of b above
+// them (in bits 11..20), made with one shift, one LOP3 and one shift-add.
+__device__ __forceinline__ uint32_t top_float_bits(uint32_t a, uint32_t b, const Masks &m) {
+    return (((b >> (kPiCellBits - (32 - kPiCellBits))) & m.top) | kPiF32Two23) + (a >> kPiCellBits);
+}
+
 // Hits of one triple in single precision; sets undecided when a point is not decided.
-__device__ __forceinline__ uint32_t triple_hits_f32(const Philox4 &r, bool &undecided) {
-    const float d0 = pi_cell_f32(r.v[0] & kPiCellMask, r.v[1] & kPiCellMask);
-    const float d1 = pi_cell_f32(r.v[2] & kPiCellMask, r.v[3] & kPiCellMask);
-    const float d2 = pi_cell_f32(pi_top_bits(r.v[0], r.v[1]), pi_top_bits(r.v[2], r.v[3]));
+__device__ __forceinline__ uint32_t triple_hits_f32(const Philox4 &r, const Masks &m, bool &undecided) {
+    const float d0 = pi_cell_f32_bits((r.v[0] & m.low) | kPiF32Two23, (r.v[1] & m.low) | kPiF32Two23);
+    const float d1 = pi_cell_f32_bits((r.v[2] & m.low) | kPiF32Two23, (r.v[3] & m.low) | kPiF32Two23);
+    const float d2 = pi_cell_f32_bits(top_float_bits(r.v[0], r.v[1], m), top_float_bits(r.v[2], r.v[3], m));
     undecided |= pi_f32_undecided(d0);
     undecided |= pi_f32_undecided(d1);
     undecided |= pi_f32_undecided(d2);
@@ -84,14 +100,14 @@ __device__ __forceinline__ uint32_t triple_hits_f32(const Philox4 &r, bool &unde
 // Hits of kChains triples, (hi << 32) | (lo + c * kBlock) for c < kChains: in single
 // precision unless some lane of the warp has a point it does not decide, then exactly.
 // Every lane of the warp calls it (the vote needs them all).
-__device__ __forceinline__ uint32_t group_hits(uint32_t hi, uint32_t lo, uint64_t seed) {
+__device__ __forceinline__ uint32_t group_hits(uint32_t hi, uint32_t lo, uint64_t seed, const Masks &m) {
     Philox4 r[kChains];
     uint32_t hits = 0;
     bool undecided = false;
 #pragma unroll
     for (int c = 0; c < kChains; ++c) {
         r[c] = triple_block(hi, lo + c * kBlock, seed);
-        hits += triple_hits_f32(r[c], undecided);
+        hits += triple_hits_f32(r[c], m, undecided);
     }
     if (__any_sync(0xffffffffu, undecided)) {
         hits = 0;
@@ -103,7 +119,8 @@ __device__ __forceinline__ uint32_t group_hits(uint32_t hi, uint32_t lo, uint64_
 
 // next_chunk counts the chunks handed out; it is 0 when the launch starts.
 __global__ void __launch_bounds__(kBlock, kMinBlocks)
-    pi_persistent_kernel(pi::Piece piece, uint64_t seed, unsigned int *next_chunk, unsigned long long *slots) {
+    pi_persistent_kernel(pi::Piece piece, uint64_t seed, Masks masks, unsigned int *next_chunk,
+                         unsigned long long *slots) {
     // Two slots, so that thread 0 can fetch the block's next chunk while the block
     // still reads the current one: one barrier per chunk.
     __shared__ uint32_t chunk_of[2];
@@ -122,7 +139,7 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks)
             // each warp reaches group_hits' vote.
             uint32_t lo = piece.lo + first + threadIdx.x;
 #pragma unroll kUnroll
-            for (int g = 0; g < kGroups; ++g, lo += kChains * kBlock) hits += group_hits(piece.hi, lo, seed);
+            for (int g = 0; g < kGroups; ++g, lo += kChains * kBlock) hits += group_hits(piece.hi, lo, seed, masks);
         } else {
             for (uint32_t i = first + threadIdx.x; i < piece.triples; i += kBlock)
                 hits += pi::triple_hits(piece.hi, piece.lo + i, seed);
@@ -143,7 +160,7 @@ gpk_status pi_persistent(gpk_context &ctx, const PiArgs &args) {
                           [&](const pi::Piece &piece, const pi::BlockSlots &slots) -> gpk_status {
                               const unsigned int grid = std::min(blocks, (piece.triples + kChunk - 1) / kChunk);
                               GPK_CUDA_TRY(ctx, cudaMemsetAsync(slots.counter(), 0, sizeof(unsigned int), s));
-                              pi_persistent_kernel<<<grid, kBlock, 0, s>>>(piece, args.seed, slots.counter(),
+                              pi_persistent_kernel<<<grid, kBlock, 0, s>>>(piece, args.seed, kMasks, slots.counter(),
                                                                            slots.slots());
                               GPK_LAUNCH_CHECK(ctx, "pi_persistent_kernel");
                               return GPK_SUCCESS;
