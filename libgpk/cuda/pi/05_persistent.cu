@@ -21,13 +21,16 @@
 // exact test. The hits are the exact test's either way: identical to the host backend
 // and the other Philox rungs.
 //
-// What it buys is modest. The multiplier is no longer the bound (66 % busy), but the
-// loop takes as many cycles as before: the stalls move to the integer ALU's
-// instructions (Philox's XORs, the coordinates), and the schedulers issue on only 62 %
-// of cycles. With eight triples in flight per thread it runs 2 % faster than the
-// integer test did, timed in the same process (runs 32 and 35: 823.6-826.7 against
-// 807.1-810.1 G samples/s on the H100), still far from the generator alone (1115). scripts/pi-probe.cu measures the variants; scripts/tune-pi sweeps the
-// GPK_PI_TUNE_* knobs.
+// Alone, that bought little: the multiplier was no longer the bound (66 % busy), but
+// the loop took as many cycles as before, its stalls moved to the dispatch of the
+// integer ALU's instructions (Philox's XORs, the coordinates), with the schedulers
+// issuing on 62 % of cycles (run 32a). What moved it was fewer instructions: with the
+// coordinate masks as immediates, (w & mask) | 2^23 took two LOP3s, and with the masks
+// in registers (a kernel argument, which the compiler cannot fold) it takes one, 6
+// instructions fewer in some 77 a triple. On the H100 the rung went from 809-812 to
+// 867-875 G samples/s (runs 36 and 37), 1.57x the simple fused kernel of the cuRAND
+// device API; the generator alone runs at 1115. scripts/pi-probe.cu measures variants
+// of the test; scripts/tune-pi sweeps the GPK_PI_TUNE_* knobs.
 #include "pi_common.cuh"
 
 #include "../ladders.hpp"
