@@ -4,18 +4,18 @@
 // single-precision filter), the generator alone (no test), tests in double and single
 // precision, a single-precision filter with a vote per group of triples and an exact
 // redo, mixes -- across chains, groups, unroll, blocks per SM and block sizes, next to
-// the simple fused kernel of the cuRAND device API (curand_init, curand_uniform4, a
-// block sum and one atomic per block) as the reference. Every variant of the library's
+// the simple fused kernel of the cuRAND device API (apps/bench/pi_reference.cuh, the
+// one gpk-bench times) as the reference. Every variant of the library's
 // definition must count the same hits ("same"), and the integer test is checked
 // against the host over one small launch.
 // Build and run on a GPU machine:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I libgpk scripts/pi-probe.cu -o pi-probe
 //   ./pi-probe [log2 samples (32)] [repeats (11)] [variants to run, e.g. 0,3 (all)]
 // -DPI_PROBE_COUNT_HOT_PATH drops the exact redo, to count the hot path's instructions.
+#include "../apps/bench/pi_reference.cuh"
 #include "common/philox.hpp"
 
 #include <cuda_runtime.h>
-#include <curand_kernel.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -325,32 +325,6 @@ __global__ void __launch_bounds__(B, MB)
     }
 }
 
-// The simple fused kernel of the cuRAND device API: one Philox state per thread,
-// curand_uniform4 gives two points, a block sum, one atomic per block. kOffset: the
-// offset into each thread's subsequence a run-time argument, as gpk-bench launches the
-// kernel past its first launch (the compiler builds that form differently).
-template <bool kOffset = false>
-__global__ void __launch_bounds__(kBlock)
-    curand_fused(uint64_t pairs_per_thread, uint64_t offset, uint64_t seed, unsigned long long *hits) {
-    const uint64_t tid = static_cast<uint64_t>(blockIdx.x) * kBlock + threadIdx.x;
-    curandStatePhilox4_32_10_t st;
-    curand_init(seed, tid, kOffset ? offset : 0, &st);
-    uint32_t own = 0;
-    for (uint64_t i = 0; i < pairs_per_thread; ++i) {
-        const float4 u = curand_uniform4(&st);
-        own += (u.x * u.x + u.y * u.y <= 1.0f) + (u.z * u.z + u.w * u.w <= 1.0f);
-    }
-    __shared__ unsigned int sums[kBlock / 32];
-    for (int o = 16; o > 0; o >>= 1) own += __shfl_down_sync(0xffffffffu, own, o);
-    if (threadIdx.x % 32 == 0) sums[threadIdx.x / 32] = own;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        unsigned long long t = 0;
-        for (int w = 0; w < kBlock / 32; ++w) t += sums[w];
-        atomicAdd(hits, t);
-    }
-}
-
 struct Timing {
     float ms;
     unsigned long long hits;
@@ -407,20 +381,21 @@ int main(int argc, char **argv) {
     // Timed first and again last: the first measurement may run before the GPU's clocks
     // have risen (run 33 in docs/PERFORMANCE.md).
     auto reference = [&](const char *name, auto kernel) {
+        constexpr int block = gpk_bench::kPiReferenceBlock;
         int per_sm = 0;
-        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlock, 0));
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, 0));
         const unsigned int grid = sms * per_sm;
-        const uint64_t threads = uint64_t(grid) * kBlock;
+        const uint64_t threads = uint64_t(grid) * block;
         const uint64_t pairs = static_cast<uint64_t>(samples / 2 / threads);
         const uint64_t offset = 0;
-        const Timing t = timed([&] { kernel<<<grid, kBlock>>>(pairs, offset, seed, d_hits); }, d_hits, d_counter,
+        const Timing t = timed([&] { kernel<<<grid, block>>>(pairs, offset, seed, d_hits); }, d_hits, d_counter,
                                repeat);
         const double n = 2.0 * pairs * threads;
         const double rate = n / (t.ms * 1e-3) / 1e9;
         if (fused_rate == 0) fused_rate = rate;
         std::printf("%-34s %9.3f %12.1f %9.2fx  pi ~ %.6f\n", name, t.ms, rate, rate / fused_rate, 4.0 * t.hits / n);
     };
-    reference("curand device API fused (reference)", curand_fused<false>);
+    reference("curand device API fused (reference)", gpk_bench::pi_reference_kernel<false>);
     unsigned long long base_hits = 0;
     int variant = -1;
     auto run = [&](auto kernel, const char *name, bool check, int block = kBlock) -> unsigned long long {
@@ -488,8 +463,8 @@ int main(int argc, char **argv) {
     run(persistent<kF32Fp, 16, 2, 2, 0>, "f32, fp sums 16/2/2/0", true);
     run(persistent<kF32Fp, 8, 4, 2, 0>, "f32, fp sums 8/4/2/0", true);
 
-    reference("the reference again, last", curand_fused<false>);
-    reference("reference, run-time offset 0", curand_fused<true>);
+    reference("the reference again, last", gpk_bench::pi_reference_kernel<false>);
+    reference("reference, run-time offset 0", gpk_bench::pi_reference_kernel<true>);
 
     // kBase against the host definition over one small launch.
     {

@@ -115,6 +115,22 @@ int64_t last_inside_y(uint32_t x) {
     return (static_cast<int64_t>(b) - 1) / 2;  // the largest y with 2y + 1 <= b
 }
 
+// The walk of the cell tests over 21-bit coordinates: for `xs` values of x (0 up, the
+// top down, then random), near(x, y) for each y within `band` cells of
+// last_inside_y(x) and far(x, y) for one random y.
+template <class Near, class Far>
+void around_circle(uint32_t xs, uint64_t s, int band, Near near, Far far) {
+    const uint32_t top = (uint32_t(1) << 21) - 1;
+    for (uint32_t i = 0; i < xs; ++i) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        const uint32_t x = i < 1000 ? i : i < 2000 ? top - (i - 1000) : static_cast<uint32_t>(s) & top;
+        const int64_t y = last_inside_y(x);
+        for (int d = -band; d <= band; ++d)
+            if (y + d >= 0 && y + d <= top) near(x, static_cast<uint32_t>(y + d));
+        far(x, static_cast<uint32_t>(s >> 32) & top);
+    }
+}
+
 bool ref_philox_inside(uint64_t sample, uint64_t seed) {
     const uint64_t t = sample / 3;
     const uint32_t counter[4] = {static_cast<uint32_t>(t), static_cast<uint32_t>(t >> 32), 0, 0};
@@ -236,20 +252,14 @@ void definition(Suite &suite) {
             if (gpk::pi_cell_inside(x, y) != want && ++wrong <= 5)
                 c.fail("pi_cell_inside(%u, %u) = %u, expected %u", x, y, gpk::pi_cell_inside(x, y), want);
         };
-        uint64_t s = 0x2545F4914F6CDD1Dull;
-        for (uint32_t i = 0; i < 200000; ++i) {
-            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-            const uint32_t x = i < 1000 ? i : i < 2000 ? top - (i - 1000) : static_cast<uint32_t>(s) & top;
-            // The largest y whose midpoint is inside for this x, and its neighbours.
-            const int64_t y = last_inside_y(x);
-            for (int d = -2; d <= 2; ++d) {
-                const int64_t yy = y + d;
-                if (yy < 0 || yy > top) continue;
+        // The largest y whose midpoint is inside for each x, and its neighbours.
+        around_circle(
+            200000, 0x2545F4914F6CDD1Dull, 2,
+            [&](uint32_t x, uint32_t y) {
                 ++boundary;
-                check(x, static_cast<uint32_t>(yy));
-            }
-            check(x, static_cast<uint32_t>(s >> 32) & top);
-        }
+                check(x, y);
+            },
+            check);
         check(0, 0), check(top, top), check(0, top), check(top, 0);
         if (boundary < 500000) c.fail("only %" PRIu64 " points next to the circle were checked", boundary);
     }
@@ -278,19 +288,13 @@ void definition(Suite &suite) {
             }
             return open;
         };
-        uint64_t s = 0x9E3779B97F4A7C15ull;
-        for (uint32_t i = 0; i < 100000; ++i) {
-            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-            const uint32_t x = i < 1000 ? i : i < 2000 ? top - (i - 1000) : static_cast<uint32_t>(s) & top;
-            const int64_t y = last_inside_y(x);
-            for (int d = -32; d <= 32; ++d) {
-                const int64_t yy = y + d;
-                if (yy < 0 || yy > top) continue;
+        around_circle(
+            100000, 0x9E3779B97F4A7C15ull, 32,
+            [&](uint32_t x, uint32_t y) {
                 ++near_points;
-                check(x, static_cast<uint32_t>(yy));
-            }
-            if (check(x, static_cast<uint32_t>(s >> 32) & top)) ++random_undecided;
-        }
+                check(x, y);
+            },
+            [&](uint32_t x, uint32_t y) { random_undecided += check(x, y); });
         check(0, 0), check(top, top), check(0, top), check(top, 0);
         // Near the circle some points must be left to the exact test (or the check above
         // proves nothing about them); among random points, about 7.5e-7 are.

@@ -5,8 +5,7 @@
 #include "ceilings.hpp"
 
 #include "bench.hpp"
-
-#include <curand_kernel.h>
+#include "pi_reference.cuh"
 
 #include <algorithm>
 #include <cstring>
@@ -97,58 +96,17 @@ cudaError_t launch_copy_smem(const void *src, void *dst, int64_t rows, int64_t c
 
 // ---------------------------------------------------------------- pi ----------
 
-namespace {
-
-// The simple fused kernel of the cuRAND device API, the yardstick of the pi ladder:
-// the straightforward way to fuse generation and counting with the vendor's device
-// API (about 550 G samples/s on an H100). It is not a library variant: its points
-// come from cuRAND's Philox subsequences, one per thread, a stream of their own,
-// so its hits are held to the statistics only. Each thread draws pairs_per_thread
-// calls of curand_uniform4, two points each, from `offset` (in 32-bit numbers) on
-// in its subsequence; a warp's counts are summed in 32 bits, so a launch draws at
-// most kPiMaxPairsPerLaunch calls per thread; one atomic per block.
-constexpr int kPiBlock = 256;
-constexpr uint64_t kPiMaxPairsPerLaunch = UINT32_MAX / (2 * 32);
-
-// The first launch is the kernel as it is usually written, curand_init(seed, tid, 0,
-// &state) with a literal 0: the compiler builds it differently from the one with a
-// run-time offset, which measured 3 % faster on the H100 (569.5 against 552.5 G
-// samples/s, docs/PERFORMANCE.md run 35). Only a request past one launch uses that one.
-template <bool kOffset>
-__global__ void __launch_bounds__(kPiBlock)
-    pi_reference_kernel(uint64_t pairs_per_thread, uint64_t offset, uint64_t seed, unsigned long long *hits) {
-    const uint64_t tid = uint64_t(blockIdx.x) * kPiBlock + threadIdx.x;
-    curandStatePhilox4_32_10_t st;
-    curand_init(seed, tid, kOffset ? offset : 0, &st);
-    uint32_t own = 0;
-    for (uint64_t i = 0; i < pairs_per_thread; ++i) {
-        const float4 u = curand_uniform4(&st);
-        own += (u.x * u.x + u.y * u.y <= 1.0f) + (u.z * u.z + u.w * u.w <= 1.0f);
-    }
-    __shared__ unsigned int sums[kPiBlock / 32];
-    for (int o = 16; o > 0; o >>= 1) own += __shfl_down_sync(0xffffffffu, own, o);
-    if (threadIdx.x % 32 == 0) sums[threadIdx.x / 32] = own;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        unsigned long long t = 0;
-        for (int w = 0; w < kPiBlock / 32; ++w) t += sums[w];
-        atomicAdd(hits, t);
-    }
-}
-
-}  // namespace
-
 cudaError_t pi_reference_shape(int device, uint64_t samples, PiReferenceShape *shape) {
     if (samples == 0 || samples > (uint64_t(1) << 63)) return cudaErrorInvalidValue;
     int sms = 0, per_sm = 0;
     cudaError_t err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
     if (err != cudaSuccess) return err;
-    err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pi_reference_kernel<false>, kPiBlock, 0);
+    err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pi_reference_kernel<false>, kPiReferenceBlock, 0);
     if (err != cudaSuccess) return err;
     if (sms <= 0 || per_sm <= 0) return cudaErrorInvalidConfiguration;
     shape->blocks = static_cast<unsigned>(sms) * static_cast<unsigned>(per_sm);
-    shape->block_threads = kPiBlock;
-    const uint64_t threads = uint64_t(shape->blocks) * kPiBlock;
+    shape->block_threads = kPiReferenceBlock;
+    const uint64_t threads = uint64_t(shape->blocks) * kPiReferenceBlock;
     // Two points per call: samples <= 2^63 and a grid far below 2^31 threads keep
     // drawn, at most samples + 2 * threads - 1, within 64 bits.
     shape->pairs_per_thread = samples / (2 * threads) + (samples % (2 * threads) != 0);
@@ -158,17 +116,17 @@ cudaError_t pi_reference_shape(int device, uint64_t samples, PiReferenceShape *s
 
 cudaError_t launch_pi_reference(const PiReferenceShape &shape, uint64_t seed, unsigned long long *hits,
                                 cudaStream_t stream) {
-    if (shape.blocks == 0 || shape.block_threads != kPiBlock) return cudaErrorInvalidValue;
+    if (shape.blocks == 0 || shape.block_threads != kPiReferenceBlock) return cudaErrorInvalidValue;
     cudaError_t err = cudaMemsetAsync(hits, 0, sizeof *hits, stream);
     if (err != cudaSuccess) return err;
-    // Past kPiMaxPairsPerLaunch calls per thread (2^32 samples per warp), the next
+    // Past kPiReferenceMaxPairs calls per thread (2^32 samples per warp), the next
     // launch goes on where the last stopped in every thread's subsequence.
-    for (uint64_t first = 0; first < shape.pairs_per_thread; first += kPiMaxPairsPerLaunch) {
-        const uint64_t pairs = std::min(kPiMaxPairsPerLaunch, shape.pairs_per_thread - first);
+    for (uint64_t first = 0; first < shape.pairs_per_thread; first += kPiReferenceMaxPairs) {
+        const uint64_t pairs = std::min(kPiReferenceMaxPairs, shape.pairs_per_thread - first);
         if (first == 0)
-            pi_reference_kernel<false><<<shape.blocks, kPiBlock, 0, stream>>>(pairs, 0, seed, hits);
+            pi_reference_kernel<false><<<shape.blocks, kPiReferenceBlock, 0, stream>>>(pairs, 0, seed, hits);
         else
-            pi_reference_kernel<true><<<shape.blocks, kPiBlock, 0, stream>>>(pairs, 4 * first, seed, hits);
+            pi_reference_kernel<true><<<shape.blocks, kPiReferenceBlock, 0, stream>>>(pairs, 4 * first, seed, hits);
         if ((err = cudaGetLastError()) != cudaSuccess) return err;
     }
     return cudaSuccess;
