@@ -207,6 +207,22 @@ GPK_API gpk_status gpk_set_validation(gpk_context *ctx, int enabled) {
     return GPK_SUCCESS;
 }
 
+GPK_API gpk_status gpk_set_math_mode(gpk_context *ctx, int mode) {
+    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+    GPK_RETURN_ERROR_IF(mode != GPK_MATH_DEFAULT && mode != GPK_MATH_TF32, ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "mode (%d) must be GPK_MATH_DEFAULT (0) or GPK_MATH_TF32 (1)", mode);
+    ctx->math_mode = mode;
+    return GPK_SUCCESS;
+}
+
+GPK_API gpk_status gpk_get_math_mode(const gpk_context *ctx, int *mode) {
+    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+    auto *c = const_cast<gpk_context *>(ctx);  // only its error text changes
+    GPK_RETURN_ERROR_IF(mode == nullptr, c, GPK_ERROR_INVALID_ARGUMENT, "mode is NULL");
+    *mode = ctx->math_mode;
+    return GPK_SUCCESS;
+}
+
 GPK_API gpk_status gpk_set_staging(gpk_context *ctx, int streams, size_t chunk_bytes, size_t device_bytes) {
     GPK_FORWARD_IF_ERROR(check_handle(ctx));
     GPK_RETURN_ERROR_IF(streams < 1 || streams > StagingSettings::kMaxStreams, ctx, GPK_ERROR_INVALID_ARGUMENT,

@@ -14,7 +14,7 @@ namespace {
 
 // ---- host backend: one reference implementation per op ---------------------------
 
-constexpr Variant<GemmArgs> kHostGemm[] = {{"host", kFloatTypes, host::gemm}};
+constexpr Variant<GemmArgs> kHostGemm[] = {{"host", kFloatTypes | k16BitTypes, host::gemm}};
 constexpr Variant<ReduceArgs> kHostReduce[] = {{"host", kAllTypes, host::reduce}};
 constexpr Variant<TransposeArgs> kHostTranspose[] = {{"host", kAllTypes, host::transpose}};
 constexpr Variant<PiArgs> kHostPi[] = {{"host", kAllTypes, host::pi}};
@@ -38,7 +38,7 @@ constexpr int rung(const Variant<Args> (&rungs)[N], const char *name) {
 // ---- CUDA backend -----------------------------------------------------------------
 
 constexpr Variant<GemmArgs> kCudaGemm[] = {
-    {"cublas", kFloatTypes, cuda::gemm_cublas},
+    {"cublas", kFloatTypes | k16BitTypes, cuda::gemm_cublas},
     {"naive", kFloatTypes, cuda::gemm_naive},
     {"coalesced", kFloatTypes, cuda::gemm_coalesced},
     {"smem_tile", kFloatTypes, cuda::gemm_smem_tile},
@@ -80,17 +80,18 @@ int pick_reduce(const ReduceArgs &) {
 }
 
 constexpr Variant<TransposeArgs> kCudaTranspose[] = {
-    {"cublas_geam", kFloatTypes, cuda::transpose_geam},
+    {"cublas_geam", kFloatTypes, cuda::transpose_geam},  // not 16-bit: see 00_cublas_geam.cu
     {"naive", kAllTypes, cuda::transpose_naive},
     {"smem_tile", kAllTypes, cuda::transpose_smem_tile},
     {"padded_tile", kAllTypes, cuda::transpose_padded_tile},
     {"block_rows", kAllTypes, cuda::transpose_block_rows},
     {"tile64", kAllTypes, cuda::transpose_tile64},
     {"tile64_vec2", kAllTypes, cuda::transpose_tile64_vec2},
-    {"tile64_vec16", kAllTypes, cuda::transpose_tile64_vec16},
+    {"tile64_vec16", kWordTypes, cuda::transpose_tile64_vec16},
 };
 // geam computes 1 * A + 0 * B, which quiets signalling NaNs and rewrites NaN
-// payloads, so "auto" is always a rung of ours, which moves bits. On the H100 the
+// payloads, so "auto" is always a rung of ours, which moves bits (and takes 2-byte
+// elements, which geam cannot move exactly). On the H100 the
 // 64x64 tile with pair accesses is the fastest F32 rung (1.01x geam at 8192^2 and
 // 16384^2, 0.96x the copy) and on a par with the others for F64 (1.02x geam); the
 // 16-byte rung is slower for F32 (run 23 in docs/PERFORMANCE.md). It falls back to

@@ -9,7 +9,9 @@ namespace gpk {
 // Bit sets of supported dtypes.
 constexpr unsigned dtype_bit(int dtype) { return 1u << dtype; }
 constexpr unsigned kFloatTypes = dtype_bit(GPK_F32) | dtype_bit(GPK_F64);
-constexpr unsigned kAllTypes = kFloatTypes | dtype_bit(GPK_I32) | dtype_bit(GPK_I64);
+constexpr unsigned k16BitTypes = dtype_bit(GPK_F16) | dtype_bit(GPK_BF16);
+constexpr unsigned kWordTypes = kFloatTypes | dtype_bit(GPK_I32) | dtype_bit(GPK_I64);  // 4- and 8-byte
+constexpr unsigned kAllTypes = kWordTypes | k16BitTypes;
 
 template <class Args>
 struct Variant {

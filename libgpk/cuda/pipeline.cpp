@@ -1004,8 +1004,9 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceA
     const int64_t n = a.n;
     char *x = static_cast<char *>(const_cast<void *>(a.x));
     const bool pinned = pinned_span(x, static_cast<size_t>(n) * es);
-    // Partials have the result's type; integers are already 64-bit sums.
-    const int partial_dtype = a.dtype == GPK_F32 || a.dtype == GPK_F64 ? a.dtype : GPK_I64;
+    // Partials have the result's type: integers are already 64-bit sums, and F16 and
+    // BF16 partials are F32 sums.
+    const int partial_dtype = a.dtype == GPK_F32 || is_16bit(a.dtype) ? GPK_F32 : a.dtype == GPK_F64 ? GPK_F64 : GPK_I64;
 
     auto pieces_of = [&](int64_t pc) { return ceil_div(n, pc); };
     auto lanes_for = [&](int64_t pc) { return static_cast<int>(std::min<int64_t>(st.streams, pieces_of(pc))); };

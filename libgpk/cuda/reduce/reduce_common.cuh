@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 
 namespace gpk::cuda::reduce {
@@ -233,11 +234,32 @@ template <>
 struct Vec16<int64_t> {
     using type = longlong2;
 };
+// Eight 2-byte elements: CUDA has no built-in vector of eight halves, so a 16-byte
+// aligned array, which the compiler loads with one 128-bit instruction all the same.
+template <class H>
+struct alignas(16) Halves8 {
+    H h[8];
+};
+template <>
+struct Vec16<__half> {
+    using type = Halves8<__half>;
+};
+template <>
+struct Vec16<__nv_bfloat16> {
+    using type = Halves8<__nv_bfloat16>;
+};
+template <class V>
+constexpr bool kIsHalves8 = std::is_same_v<V, Halves8<__half>> || std::is_same_v<V, Halves8<__nv_bfloat16>>;
 
 // acc combined with the lanes of v, the lanes first paired among themselves.
 template <class Acc, class Op, class V>
 __device__ __forceinline__ Acc fold(Acc acc, const V &v) {
-    if constexpr (sizeof(V) / sizeof(v.x) == 4)
+    if constexpr (kIsHalves8<V>) {
+        Acc pair[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) pair[q] = Op()(static_cast<Acc>(v.h[2 * q]), static_cast<Acc>(v.h[2 * q + 1]));
+        return Op()(acc, Op()(Op()(pair[0], pair[1]), Op()(pair[2], pair[3])));
+    } else if constexpr (sizeof(V) / sizeof(v.x) == 4)
         return Op()(acc, Op()(Op()(static_cast<Acc>(v.x), static_cast<Acc>(v.y)),
                               Op()(static_cast<Acc>(v.z), static_cast<Acc>(v.w))));
     else

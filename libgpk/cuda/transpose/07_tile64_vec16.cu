@@ -104,7 +104,11 @@ gpk_status launch(gpk_context &ctx, const TransposeArgs &a) {
 
 }  // namespace
 
+// 2-byte elements would need eight lanes per vector and their own shared-memory
+// layout; the registry lists this rung for 4- and 8-byte elements only.
 gpk_status transpose_tile64_vec16(gpk_context &ctx, const TransposeArgs &args) {
+    if (args.elem_size == 2)
+        return fail(&ctx, GPK_ERROR_NOT_SUPPORTED, "transpose variant \"tile64_vec16\" does not support 2-byte dtypes");
     return args.elem_size == 4 ? launch<uint32_t>(ctx, args) : launch<uint64_t>(ctx, args);
 }
 
