@@ -197,6 +197,8 @@ int parse_dtype(const std::string &text) {
     if (text == "f64") return GPK_F64;
     if (text == "i32") return GPK_I32;
     if (text == "i64") return GPK_I64;
+    if (text == "f16") return GPK_F16;
+    if (text == "bf16") return GPK_BF16;
     return -1;
 }
 
@@ -206,11 +208,16 @@ const char *dtype_name(int dtype) {
         case GPK_F64: return "f64";
         case GPK_I32: return "i32";
         case GPK_I64: return "i64";
+        case GPK_F16: return "f16";
+        case GPK_BF16: return "bf16";
         default: return "-";
     }
 }
 
-size_t dtype_bytes(int dtype) { return (dtype == GPK_F64 || dtype == GPK_I64) ? 8 : 4; }
+size_t dtype_bytes(int dtype) {
+    if (dtype == GPK_F16 || dtype == GPK_BF16) return 2;
+    return (dtype == GPK_F64 || dtype == GPK_I64) ? 8 : 4;
+}
 
 std::optional<std::vector<int>> parse_devices(const std::string &text) {
     std::vector<int> devices;
