@@ -176,8 +176,8 @@ def gpk_dtype(dtype, name, where):
         return DTYPES[np.dtype(dtype)]
     except KeyError:
         raise unsupported(
-            f"{name} has dtype {np.dtype(dtype)}; libgpk takes float32, float64, int32, int64, float16 "
-            f"or bfloat16 (ml_dtypes.bfloat16{'' if _ml_dtypes is not None else ', with ml_dtypes installed'})",
+            f"{name} has dtype {np.dtype(dtype)}; libgpk takes float32, float64, int32 or int64, and the "
+            f"16-bit float16 and bfloat16 (ml_dtypes.bfloat16{'' if _ml_dtypes is not None else ', with ml_dtypes installed'})",
             where,
         ) from None
 
