@@ -16,7 +16,11 @@
 // Timings: the compute phase runs `repeats` times after a warm-up call, each time
 // from a barrier to the slowest rank's end; scatter, broadcast and gather are timed
 // apart, so that the report shows both what the GPUs do and what moving the data
-// costs.
+// costs; their sum is the end-to-end time, against rank 0 alone.
+//
+// Here every byte goes through host memory and MPI, which any MPI and any node
+// layout allow; on one node, gpk-gemm --gpus N (apps/gemm/gpus.cpp) moves the data
+// the way the GPUs' links allow instead.
 #include "gpk/gpk.h"
 
 #include "gemm_app.hpp"
@@ -67,6 +71,13 @@ double efficiency(const Report &r) {
     return r.single && r.seconds > 0 ? r.single_seconds / (r.ranks * r.seconds) : 0.0;
 }
 
+// From host A and B on rank 0 to host C on rank 0: the moves through MPI and the
+// slowest rank's product, one after the other as this app runs them.
+double end_to_end(const Report &r) { return r.scatter_s + r.bcast_s + r.seconds + r.gather_s; }
+double end_to_end_speedup(const Report &r) {
+    return r.single && end_to_end(r) > 0 ? r.single_seconds / end_to_end(r) : 0.0;
+}
+
 void print_text(const Report &r) {
     const Options &o = r.opt;
     std::printf("backend     %s (rank 0; every rank below), %d rank%s on %d node%s\n",
@@ -89,6 +100,10 @@ void print_text(const Report &r) {
     }
     std::printf("transfers   scatter A %.6f s, broadcast B %.6f s, gather C %.6f s\n", r.scatter_s, r.bcast_s,
                 r.gather_s);
+    std::printf("end-to-end  %.6f s from host A, B to host C on rank 0 (transfers + compute)", end_to_end(r));
+    if (r.single)
+        std::printf(" against %.6f s for rank 0 alone: speedup %.2fx", r.single_seconds, end_to_end_speedup(r));
+    std::printf("\n");
     if (r.single) {
         if (r.single->differing == 0)
             std::printf("result      gathered C identical to rank 0's single-process C (%llu entries)\n",
@@ -131,7 +146,8 @@ void print_json(const Report &r) {
         .field("gflops", gflops(o.m, o.n, o.k, r.seconds))
         .field("scatter_s", r.scatter_s)
         .field("bcast_s", r.bcast_s)
-        .field("gather_s", r.gather_s);
+        .field("gather_s", r.gather_s)
+        .field("end_to_end_s", end_to_end(r));
     if (r.single) {
         json.begin_object("single")
             .field("elapsed_s", r.single_seconds)
@@ -141,9 +157,9 @@ void print_json(const Report &r) {
             .field("max_diff", r.single->max_diff)
             .field("identical", r.single->differing == 0)
             .end_object();
-        json.field("scaling_efficiency", efficiency(r));
+        json.field("scaling_efficiency", efficiency(r)).field("end_to_end_speedup", end_to_end_speedup(r));
     } else {
-        json.null_field("single").null_field("scaling_efficiency");
+        json.null_field("single").null_field("scaling_efficiency").null_field("end_to_end_speedup");
     }
     if (r.check)
         json.begin_object("validation")

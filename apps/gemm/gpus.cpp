@@ -1,0 +1,749 @@
+// gpk-gemm-gpus (what "gpk-gemm --gpus N ..." runs): C = A * B from host arrays to a
+// host array, spread over N GPUs of this node by one process, one thread per GPU.
+//
+// Why one process. The product starts and ends in host memory, and what limits a
+// distributed product there is how the data moves: each GPU has its own PCIe link to
+// the host (about 50 GB/s each way on Gen5), and the GPUs of a node are joined by
+// NVLink, several times faster. In one process the pinned host arrays are every
+// GPU's host arrays, so each GPU copies its own rows of A and C straight over its
+// own link, with no copy through another process or another host buffer.
+//
+// How the data moves (part r of P, on its own GPU, its own streams):
+//   B   every part copies 1/P of B's rows from the host over its own link, and the
+//       parts exchange the slices over NVLink with NCCL (one ncclBroadcast per
+//       slice, from the part that loaded it, in one group): B crosses each PCIe
+//       link only 1/P of the way, where one GPU loading all of B and broadcasting
+//       it would wait for its own link to carry all of it.
+//   A   part r's rows of A (contiguous, in part order, the first m % P parts one
+//       row longer) go in chunks of rows over its link into a ring of device
+//       buffers, while
+//   C   each chunk is multiplied by gpk_gemm on device pointers, on the part's
+//       compute stream (gpk_set_stream), and its rows of C go back over the link
+//       into the host C, on a third stream: copies in, kernels and copies out
+//       overlap, as in the library's own staging pipeline, with events between
+//       the stages and the ring's slots.
+//
+// What it reports, on the GPU:
+//   end-to-end  wall time from host A and B to host C, all parts (mean of
+//               --repeats after a warm-up), against one GPU doing the same product
+//               from the same host arrays with gpk_gemm and its staging pipeline
+//               (the library's best on one GPU from host data): `speedup`.
+//   compute     the time each GPU spends in its gpk_gemm kernels (CUDA events);
+//               efficiency T1 / (P * TP), T1 being part 0's GPU running the same
+//               pipeline alone over all rows, TP the slowest part's.
+// The whole-product C from the one-GPU run must equal the distributed C bit for bit
+// (the entries are small integers; gemm_app.hpp), and --validate checks C against
+// exact dot products.
+//
+// On the host backend there are no copies and no NCCL: each thread multiplies its
+// rows of A into its rows of C with gpk_gemm on the host arrays; the report and the
+// checks are the same, so the split is tested where there is no GPU.
+#include "gpk/gpk.h"
+
+#include "gemm_app.hpp"
+
+#include "../common/cli.hpp"
+#include "../common/gpus.hpp"
+#include "../common/json.hpp"
+
+#include <cuda_runtime.h>
+#if defined(GPK_APP_NCCL)
+#include <nccl.h>
+#endif
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace gpk_gemm_app;
+namespace gpus = gpk_app::gpus;
+
+constexpr const char *kTwin = "gpk-gemm-gpus";
+// Ring slots per GPU: one chunk coming in, one being multiplied, one going out.
+constexpr int kSlots = 3;
+// About how much of A or C one chunk moves when --chunk is not given: large enough
+// that each chunk's product runs the GPU at full rate (at 16384 columns, 1024 rows),
+// small enough that the first copy in and the last copy out, which nothing overlaps,
+// take a millisecond or so.
+constexpr uint64_t kDefaultChunkBytes = uint64_t(64) << 20;
+
+struct Span {
+    uint64_t first = 0, count = 0;
+};
+
+// Part `index`'s share of [0, total) over `parts`: contiguous, in part order, the
+// first total % parts parts one longer.
+Span share(uint64_t total, int parts, int index) {
+    const uint64_t p = static_cast<uint64_t>(parts), i = static_cast<uint64_t>(index);
+    const uint64_t base = total / p, extra = total % p;
+    return Span{i * base + (i < extra ? i : extra), base + (i < extra ? 1 : 0)};
+}
+
+size_t elem_size(int dtype) { return dtype == GPK_F32 ? 4 : 8; }
+
+// One GPU's (or, on the host backend, one thread's) part of the job.
+struct Part {
+    int index = 0;
+    int device = 0;
+    std::string choice;  // why this device
+    gpk_context *ctx = nullptr;
+    int backend = GPK_BACKEND_HOST;
+    std::string error;  // the first failure, said in full
+    // CUDA backend: streams, the resident B, the ring of chunk buffers and events.
+    cudaStream_t h2d = nullptr, compute = nullptr, d2h = nullptr;
+    void *dB = nullptr;
+    void *dA[kSlots] = {}, *dC[kSlots] = {};
+    cudaEvent_t loaded[kSlots] = {}, computed[kSlots] = {}, stored[kSlots] = {};
+    std::vector<cudaEvent_t> kernel_start, kernel_end;  // per chunk
+#if defined(GPK_APP_NCCL)
+    ncclComm_t comm = nullptr;
+#endif
+    // Figures of the last pass.
+    Span rows;
+    double start = 0, end = 0;  // steady clock
+    double compute_s = 0;       // in gpk_gemm's kernels
+    uint64_t chunks = 0;
+    // Means over the timed passes.
+    double mean_wall = 0, mean_compute = 0;
+};
+
+bool cuda_ok(Part *p, cudaError_t err, const char *what) {
+    if (err == cudaSuccess) return true;
+    (void)cudaGetLastError();
+    if (p->error.empty())
+        p->error = "GPU " + std::to_string(p->device) + ": " + what + ": " + cudaGetErrorString(err);
+    return false;
+}
+
+bool gpk_ok(Part *p, gpk_status st, const char *what) {
+    if (st == GPK_SUCCESS) return true;
+    if (p->error.empty())
+        p->error = "GPU " + std::to_string(p->device) + ": " + what + ": " + gpk_status_string(st) + ": " +
+                   gpk_last_error(p->ctx);
+    return false;
+}
+
+#if defined(GPK_APP_NCCL)
+bool nccl_ok(Part *p, ncclResult_t r, const char *what) {
+    if (r == ncclSuccess) return true;
+    if (p->error.empty())
+        p->error = "GPU " + std::to_string(p->device) + ": " + what + ": " + ncclGetErrorString(r);
+    return false;
+}
+#endif
+
+// The problem and the plan every part follows.
+struct Plan {
+    Options opt;
+    int parts = 1;
+    uint64_t chunk_rows = 0;
+    const void *A = nullptr, *B = nullptr;
+    void *C = nullptr;
+};
+
+uint64_t chunk_rows_for(const Options &o) {
+    const uint64_t row_bytes = std::max(o.k, o.n) * elem_size(o.dtype);
+    const uint64_t target = o.chunk_bytes ? o.chunk_bytes : kDefaultChunkBytes;
+    uint64_t rows = std::max<uint64_t>(1, target / std::max<uint64_t>(1, row_bytes));
+    // Whole tiles of 128 rows where the chunk is that large, for the kernels' sake.
+    if (rows > 128) rows -= rows % 128;
+    return std::min<uint64_t>(rows, std::max<uint64_t>(1, o.m));
+}
+
+// Streams, device buffers and events for a part on the GPU, before any timing.
+bool set_up_gpu(Part *p, const Plan &plan) {
+    const Options &o = plan.opt;
+    const size_t e = elem_size(o.dtype);
+    if (!cuda_ok(p, cudaSetDevice(p->device), "cudaSetDevice")) return false;
+    for (cudaStream_t *s : {&p->h2d, &p->compute, &p->d2h})
+        if (!cuda_ok(p, cudaStreamCreateWithFlags(s, cudaStreamNonBlocking), "cudaStreamCreate")) return false;
+    if (!gpk_ok(p, gpk_set_stream(p->ctx, p->compute), "gpk_set_stream")) return false;
+    if (!cuda_ok(p, cudaMalloc(&p->dB, std::max<size_t>(1, o.k * o.n * e)), "cudaMalloc of B")) return false;
+    for (int s = 0; s < kSlots; ++s) {
+        if (!cuda_ok(p, cudaMalloc(&p->dA[s], std::max<size_t>(1, plan.chunk_rows * o.k * e)), "cudaMalloc of A's ring") ||
+            !cuda_ok(p, cudaMalloc(&p->dC[s], std::max<size_t>(1, plan.chunk_rows * o.n * e)), "cudaMalloc of C's ring"))
+            return false;
+        for (cudaEvent_t *ev : {&p->loaded[s], &p->computed[s], &p->stored[s]})
+            if (!cuda_ok(p, cudaEventCreateWithFlags(ev, cudaEventDisableTiming), "cudaEventCreate")) return false;
+    }
+    const uint64_t most_chunks = (std::max<uint64_t>(1, o.m) + plan.chunk_rows - 1) / plan.chunk_rows;
+    p->kernel_start.resize(most_chunks);
+    p->kernel_end.resize(most_chunks);
+    for (uint64_t c = 0; c < most_chunks; ++c)
+        if (!cuda_ok(p, cudaEventCreate(&p->kernel_start[c]), "cudaEventCreate") ||
+            !cuda_ok(p, cudaEventCreate(&p->kernel_end[c]), "cudaEventCreate"))
+            return false;
+    return true;
+}
+
+void tear_down_gpu(Part *p) {
+    if (p->backend != GPK_BACKEND_CUDA) return;
+    cudaSetDevice(p->device);
+    for (cudaEvent_t ev : p->kernel_start) cudaEventDestroy(ev);
+    for (cudaEvent_t ev : p->kernel_end) cudaEventDestroy(ev);
+    for (int s = 0; s < kSlots; ++s) {
+        cudaFree(p->dA[s]);
+        cudaFree(p->dC[s]);
+        for (cudaEvent_t ev : {p->loaded[s], p->computed[s], p->stored[s]})
+            if (ev) cudaEventDestroy(ev);
+    }
+    cudaFree(p->dB);
+    // The context's work goes on the compute stream: back to the default stream
+    // before that one goes.
+    if (p->ctx) gpk_set_stream(p->ctx, nullptr);
+    for (cudaStream_t s : {p->h2d, p->compute, p->d2h})
+        if (s) cudaStreamDestroy(s);
+    (void)cudaGetLastError();
+}
+
+// One pass of the pipeline on part p's GPU over `parts` parts (1: p alone, all rows,
+// no exchange of B). Returns when p's rows of C are in host memory.
+bool pass_gpu(Part *p, const Plan &plan, int parts, int index) {
+    const Options &o = plan.opt;
+    const size_t e = elem_size(o.dtype);
+    const auto *A = static_cast<const unsigned char *>(plan.A);
+    const auto *B = static_cast<const unsigned char *>(plan.B);
+    auto *C = static_cast<unsigned char *>(plan.C);
+    auto *dB = static_cast<unsigned char *>(p->dB);
+    p->start = gpus::now();
+    p->rows = share(o.m, parts, index);
+
+    // B: this part's slice from the host, then every slice from its part over NVLink.
+    const Span slice = share(o.k, parts, index);
+    if (slice.count > 0 &&
+        !cuda_ok(p, cudaMemcpyAsync(dB + slice.first * o.n * e, B + slice.first * o.n * e, slice.count * o.n * e,
+                                    cudaMemcpyHostToDevice, p->h2d),
+                 "copy of B's slice to the GPU"))
+        return false;
+    if (parts > 1) {
+#if defined(GPK_APP_NCCL)
+        cudaEvent_t b_in = p->loaded[0];
+        if (!cuda_ok(p, cudaEventRecord(b_in, p->h2d), "cudaEventRecord") ||
+            !cuda_ok(p, cudaStreamWaitEvent(p->compute, b_in, 0), "cudaStreamWaitEvent"))
+            return false;
+        const ncclDataType_t type = o.dtype == GPK_F32 ? ncclFloat32 : ncclFloat64;
+        bool ok = nccl_ok(p, ncclGroupStart(), "ncclGroupStart");
+        for (int root = 0; root < parts && ok; ++root) {
+            const Span s = share(o.k, parts, root);
+            if (s.count == 0) continue;
+            void *at = dB + s.first * o.n * e;
+            ok = nccl_ok(p, ncclBroadcast(at, at, s.count * o.n, type, root, p->comm, p->compute), "ncclBroadcast of B");
+        }
+        if (!nccl_ok(p, ncclGroupEnd(), "ncclGroupEnd") || !ok) return false;
+#else
+        p->error = "this build has no NCCL: B cannot go from GPU to GPU";
+        return false;
+#endif
+    } else {
+        if (!cuda_ok(p, cudaEventRecord(p->loaded[0], p->h2d), "cudaEventRecord") ||
+            !cuda_ok(p, cudaStreamWaitEvent(p->compute, p->loaded[0], 0), "cudaStreamWaitEvent"))
+            return false;
+    }
+
+    // A in, gpk_gemm, C out, chunk by chunk through the ring. Each stage waits for
+    // the one before it on the same chunk, and for the slot's previous chunk to have
+    // left the stage after it: a copy in may not overwrite A's slot before its
+    // product has read it, a product may not overwrite C's slot before its copy out.
+    const uint64_t R = plan.chunk_rows;
+    p->chunks = (p->rows.count + R - 1) / R;
+    for (uint64_t c = 0; c < p->chunks; ++c) {
+        const int s = static_cast<int>(c % kSlots);
+        const uint64_t row = p->rows.first + c * R, rows = std::min(R, p->rows.first + p->rows.count - row);
+        const bool reused = c >= static_cast<uint64_t>(kSlots);
+        if (reused && !cuda_ok(p, cudaStreamWaitEvent(p->h2d, p->computed[s], 0), "cudaStreamWaitEvent")) return false;
+        if (!cuda_ok(p, cudaMemcpyAsync(p->dA[s], A + row * o.k * e, rows * o.k * e, cudaMemcpyHostToDevice, p->h2d),
+                     "copy of A's rows to the GPU") ||
+            !cuda_ok(p, cudaEventRecord(p->loaded[s], p->h2d), "cudaEventRecord") ||
+            !cuda_ok(p, cudaStreamWaitEvent(p->compute, p->loaded[s], 0), "cudaStreamWaitEvent"))
+            return false;
+        if (reused && !cuda_ok(p, cudaStreamWaitEvent(p->compute, p->stored[s], 0), "cudaStreamWaitEvent")) return false;
+        if (!cuda_ok(p, cudaEventRecord(p->kernel_start[c], p->compute), "cudaEventRecord") ||
+            !gpk_ok(p, multiply(p->ctx, o.dtype, rows, o.n, o.k, p->dA[s], p->dB, p->dC[s]), "gpk_gemm") ||
+            !cuda_ok(p, cudaEventRecord(p->kernel_end[c], p->compute), "cudaEventRecord") ||
+            !cuda_ok(p, cudaEventRecord(p->computed[s], p->compute), "cudaEventRecord") ||
+            !cuda_ok(p, cudaStreamWaitEvent(p->d2h, p->computed[s], 0), "cudaStreamWaitEvent") ||
+            !cuda_ok(p, cudaMemcpyAsync(C + row * o.n * e, p->dC[s], rows * o.n * e, cudaMemcpyDeviceToHost, p->d2h),
+                     "copy of C's rows to the host") ||
+            !cuda_ok(p, cudaEventRecord(p->stored[s], p->d2h), "cudaEventRecord"))
+            return false;
+    }
+    // Every stream of the part drains: the copies out end last, but an empty share
+    // has only the exchange of B on the compute stream.
+    for (cudaStream_t st : {p->h2d, p->compute, p->d2h})
+        if (!cuda_ok(p, cudaStreamSynchronize(st), "the part's work on the GPU")) return false;
+    p->end = gpus::now();
+    p->compute_s = 0;
+    for (uint64_t c = 0; c < p->chunks; ++c) {
+        float ms = 0;
+        if (!cuda_ok(p, cudaEventElapsedTime(&ms, p->kernel_start[c], p->kernel_end[c]), "cudaEventElapsedTime"))
+            return false;
+        p->compute_s += ms * 1e-3;
+    }
+    return true;
+}
+
+// The same split on the host backend: no copies, each thread's rows in place.
+bool pass_host(Part *p, const Plan &plan, int parts, int index) {
+    const Options &o = plan.opt;
+    const size_t e = elem_size(o.dtype);
+    p->start = gpus::now();
+    p->rows = share(o.m, parts, index);
+    p->chunks = p->rows.count > 0 ? 1 : 0;
+    if (p->rows.count > 0 &&
+        !gpk_ok(p,
+                multiply(p->ctx, o.dtype, p->rows.count, o.n, o.k,
+                         static_cast<const unsigned char *>(plan.A) + p->rows.first * o.k * e, plan.B,
+                         static_cast<unsigned char *>(plan.C) + p->rows.first * o.n * e),
+                "gpk_gemm"))
+        return false;
+    p->end = gpus::now();
+    p->compute_s = p->end - p->start;
+    return true;
+}
+
+bool pass(Part *p, const Plan &plan, int parts, int index) {
+    return p->backend == GPK_BACKEND_CUDA ? pass_gpu(p, plan, parts, index) : pass_host(p, plan, parts, index);
+}
+
+// ---------------------------------------------------------------- the report ----
+
+struct Comparison {
+    uint64_t entries = 0, differing = 0;
+    double max_diff = 0;
+};
+
+struct Figures {
+    double wall = 0, compute = 0;  // means over the timed passes (slowest part)
+};
+
+struct Report {
+    int gpus = 1, backend = GPK_BACKEND_HOST;
+    std::string variant;
+    Options opt;
+    uint64_t chunk_rows = 0;
+    Figures all;              // every part together
+    bool baseline = false;
+    double staged_s = 0;      // one GPU, gpk_gemm from host arrays (staging pipeline)
+    Figures alone;            // part 0's GPU, this pipeline over all rows
+    std::optional<Comparison> single;
+    std::optional<Check> check;
+    std::vector<Part> *parts = nullptr;
+};
+
+double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+double compute_efficiency(const Report &r) { return ratio(r.alone.compute, r.gpus * r.all.compute); }
+double end_to_end_speedup(const Report &r) { return ratio(r.staged_s, r.all.wall); }
+
+void print_text(const Report &r) {
+    const Options &o = r.opt;
+    const bool gpu = r.backend == GPK_BACKEND_CUDA;
+    std::printf("backend     %s, %d %s in one process (one thread each)\n", gpk_app::backend_name(r.backend), r.gpus,
+                gpu ? (r.gpus == 1 ? "GPU" : "GPUs") : (r.gpus == 1 ? "thread" : "threads"));
+    std::printf("variant     %s\n", r.variant.c_str());
+    std::printf("problem     C (%llu x %llu) = A (%llu x %llu) * B (%llu x %llu), %s, row-major; rows of A and C "
+                "split over the %s%s\n",
+                static_cast<unsigned long long>(o.m), static_cast<unsigned long long>(o.n),
+                static_cast<unsigned long long>(o.m), static_cast<unsigned long long>(o.k),
+                static_cast<unsigned long long>(o.k), static_cast<unsigned long long>(o.n),
+                gpk_app::dtype_name(o.dtype), gpu ? "GPUs" : "threads",
+                gpu ? (", chunks of " + std::to_string(r.chunk_rows) + " rows, B's slices exchanged with NCCL").c_str()
+                    : "");
+    std::printf("end-to-end  %.6f s from host A, B to host C, all %s (mean of %d after a warm-up) = %.2f GFLOP/s\n",
+                r.all.wall, gpu ? "GPUs" : "threads", o.repeats, gflops(o.m, o.n, o.k, r.all.wall));
+    if (r.baseline) {
+        std::printf("%-11s %.6f s, gpk_gemm from the same host arrays%s: speedup %.2fx\n",
+                    gpu ? "one GPU" : "one thread", r.staged_s, gpu ? " (its staging pipeline)" : "",
+                    end_to_end_speedup(r));
+        std::printf("compute     %.6f s in gpk_gemm (slowest %s) against %.6f s for all rows on one: efficiency "
+                    "%.3f = T1 / (P * TP)\n",
+                    r.all.compute, gpu ? "GPU" : "thread", r.alone.compute, compute_efficiency(r));
+        if (gpu)
+            std::printf("one GPU     %.6f s end to end through this pipeline alone (part 0's GPU, all rows)\n",
+                        r.alone.wall);
+    }
+    if (r.single) {
+        if (r.single->differing == 0)
+            std::printf("result      C identical to the one-GPU C (%llu entries)\n",
+                        static_cast<unsigned long long>(r.single->entries));
+        else
+            std::printf("result      C DIFFERS from the one-GPU C at %llu of %llu entries (max |diff| %.3g)\n",
+                        static_cast<unsigned long long>(r.single->differing),
+                        static_cast<unsigned long long>(r.single->entries), r.single->max_diff);
+    }
+    if (r.check)
+        std::printf("validation  %llu entries against exact dot products: %s (max error %.3g)\n",
+                    static_cast<unsigned long long>(r.check->checked),
+                    r.check->wrong == 0 ? "all correct" : (std::to_string(r.check->wrong) + " WRONG").c_str(),
+                    r.check->max_error);
+    std::printf("\n%4s  %-40s  %10s  %10s  %7s  %10s  %10s  %10s\n", "part", "device", "first row", "rows", "chunks",
+                "wall s", "compute s", "GFLOP/s");
+    const std::vector<Part> &parts = *r.parts;
+    for (const Part &p : parts)
+        std::printf("%4d  %-40s  %10llu  %10llu  %7llu  %10.6f  %10.6f  %10.2f\n", p.index,
+                    gpk_app::device_description(p.backend, p.device).c_str(),
+                    static_cast<unsigned long long>(p.rows.first), static_cast<unsigned long long>(p.rows.count),
+                    static_cast<unsigned long long>(p.chunks), p.mean_wall, p.mean_compute,
+                    gflops(p.rows.count, o.n, o.k, p.mean_compute));
+}
+
+void print_json(const Report &r) {
+    const Options &o = r.opt;
+    gpk_app::JsonWriter json;
+    json.begin_object()
+        .field("mode", "gpus")
+        .field("gpus", r.gpus)
+        .field("ranks", r.gpus)
+        .field("backend", gpk_app::backend_name(r.backend))
+        .field("variant", r.variant)
+        .field("dtype", gpk_app::dtype_name(o.dtype))
+        .field("m", o.m)
+        .field("n", o.n)
+        .field("k", o.k)
+        .field("repeats", static_cast<int64_t>(o.repeats))
+        .field("chunk_rows", r.chunk_rows)
+        .field("end_to_end_s", r.all.wall)
+        .field("elapsed_s", r.all.wall)
+        .field("gflops", gflops(o.m, o.n, o.k, r.all.wall))
+        .field("compute_s", r.all.compute);
+    if (r.baseline) {
+        json.field("one_gpu_staged_s", r.staged_s)
+            .field("end_to_end_speedup", end_to_end_speedup(r))
+            .field("one_gpu_compute_s", r.alone.compute)
+            .field("one_gpu_pipeline_s", r.alone.wall)
+            .field("scaling_efficiency", compute_efficiency(r));
+    } else {
+        json.null_field("one_gpu_staged_s")
+            .null_field("end_to_end_speedup")
+            .null_field("one_gpu_compute_s")
+            .null_field("one_gpu_pipeline_s")
+            .null_field("scaling_efficiency");
+    }
+    if (r.single)
+        json.begin_object("single")
+            .field("entries", r.single->entries)
+            .field("differing", r.single->differing)
+            .field("max_diff", r.single->max_diff)
+            .field("identical", r.single->differing == 0)
+            .end_object();
+    else
+        json.null_field("single");
+    if (r.check)
+        json.begin_object("validation")
+            .field("checked", r.check->checked)
+            .field("wrong", r.check->wrong)
+            .field("max_error", r.check->max_error)
+            .field("exact", exact_sums(o.dtype, o.k))
+            .end_object();
+    else
+        json.null_field("validation");
+    json.begin_array("per_rank");
+    for (const Part &p : *r.parts)
+        json.begin_object()
+            .field("rank", static_cast<int64_t>(p.index))
+            .field("backend", gpk_app::backend_name(p.backend))
+            .field("device", gpk_app::device_description(p.backend, p.device))
+            .field("device_choice", p.choice)
+            .field("first_row", p.rows.first)
+            .field("rows", p.rows.count)
+            .field("chunks", p.chunks)
+            .field("elapsed_s", p.mean_wall)
+            .field("compute_s", p.mean_compute)
+            .field("gflops", gflops(p.rows.count, o.n, o.k, p.mean_compute))
+            .end_object();
+    json.end_array().field("libgpk", gpk_app::library_version()).end_object();
+    std::fputs(json.str().c_str(), stdout);
+}
+
+Comparison compare(const Matrix &got, const Matrix &want) {
+    Comparison c;
+    for (uint64_t i = 0; i < got.rows(); ++i)
+        for (uint64_t j = 0; j < got.cols(); ++j) {
+            ++c.entries;
+            if (got.same_bits(i, j, want)) continue;
+            ++c.differing;
+            const double d = std::fabs(got.at(i, j) - want.at(i, j));
+            if (!(d <= c.max_diff)) c.max_diff = d;
+        }
+    return c;
+}
+
+// fill(), row ranges on several threads: the matrices of a large problem are
+// gigabytes, and one thread would take longer to make them than the GPUs to multiply.
+void fill_parallel(Matrix *x, uint64_t seed, int stream) {
+    const unsigned threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+    const uint64_t count = x->rows() * x->cols();
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+        pool.emplace_back([=] {
+            const Span s = share(count, static_cast<int>(threads), static_cast<int>(t));
+            if (x->dtype() == GPK_F32) {
+                float *p = static_cast<float *>(x->data());
+                for (uint64_t e = s.first; e < s.first + s.count; ++e) p[e] = static_cast<float>(entry(seed, stream, e));
+            } else {
+                double *p = static_cast<double *>(x->data());
+                for (uint64_t e = s.first; e < s.first + s.count; ++e) p[e] = entry(seed, stream, e);
+            }
+        });
+    for (std::thread &t : pool) t.join();
+}
+
+int fail(const std::vector<Part> &parts) {
+    for (const Part &p : parts)
+        if (!p.error.empty()) std::fprintf(stderr, "%s: part %d: %s\n", kTwin, p.index, p.error.c_str());
+    return 1;
+}
+
+void destroy(std::vector<Part> *parts) {
+    for (Part &p : *parts) {
+        tear_down_gpu(&p);
+#if defined(GPK_APP_NCCL)
+        if (p.comm) ncclCommDestroy(p.comm);
+#endif
+        gpk_destroy(p.ctx);
+        p.ctx = nullptr;
+    }
+}
+
+int run(Options opt, int count) {
+    std::vector<Part> parts(static_cast<size_t>(count));
+    int backend = GPK_BACKEND_HOST;
+    for (int i = 0; i < count; ++i) {
+        Part &p = parts[static_cast<size_t>(i)];
+        p.index = i;
+        std::string error;
+        const auto chosen = gpk_app::choose_device(opt.devices, i, &error);
+        if (!chosen) {
+            std::fprintf(stderr, "%s: part %d: %s\n", kTwin, i, error.c_str());
+            destroy(&parts);
+            return 2;
+        }
+        p.device = chosen->device;
+        p.choice = chosen->why;
+        const gpk_status st = gpk_create(&p.ctx, opt.backend, p.device);
+        if (st != GPK_SUCCESS) {
+            const int have = gpk_app::cuda_device_count();
+            std::fprintf(stderr, "%s: part %d: gpk_create(device %d, from %s) failed: %s: %s (this node has %d GPU%s)\n",
+                         kTwin, i, p.device, p.choice.c_str(), gpk_status_string(st), gpk_last_error(nullptr), have,
+                         have == 1 ? "" : "s");
+            destroy(&parts);
+            return 1;
+        }
+        gpk_get_backend(p.ctx, &p.backend);
+        if (i == 0) backend = p.backend;
+        if (p.backend != backend) {
+            std::fprintf(stderr, "%s: part %d runs on the %s backend, part 0 on the %s one: give every part the same\n",
+                         kTwin, i, gpk_app::backend_name(p.backend), gpk_app::backend_name(backend));
+            destroy(&parts);
+            return 1;
+        }
+        if (!opt.variant.empty() && !gpk_ok(&p, gpk_set_variant(p.ctx, GPK_OP_GEMM, opt.variant.c_str()),
+                                            "gpk_set_variant")) {
+            const int rc = fail(parts);
+            destroy(&parts);
+            return rc;
+        }
+    }
+    if (backend == GPK_BACKEND_CUDA) {
+        for (int i = 0; i < count; ++i)
+            for (int j = 0; j < i; ++j)
+                if (parts[i].device == parts[j].device) {
+                    std::fprintf(stderr, "%s: parts %d and %d would share GPU %d: each part needs a GPU of its own "
+                                 "(--devices LIST, or fewer --gpus; this node has %d)\n",
+                                 kTwin, j, i, parts[i].device, gpk_app::cuda_device_count());
+                    destroy(&parts);
+                    return 2;
+                }
+#if !defined(GPK_APP_NCCL)
+        if (count > 1) {
+            std::fprintf(stderr, "%s: this build has no NCCL, which moves B between the GPUs: install NCCL and set "
+                         "up the build again (the host backend, --backend host, needs none)\n",
+                         kTwin);
+            destroy(&parts);
+            return 2;
+        }
+#endif
+    }
+    default_size(&opt, backend);
+
+    Plan plan;
+    plan.opt = opt;
+    plan.parts = count;
+    plan.chunk_rows = chunk_rows_for(opt);
+    const HostMemory memory = host_memory(opt, backend);
+    Matrix A, B, C, single;
+    try {
+        A = Matrix(opt.dtype, opt.m, opt.k, memory);
+        B = Matrix(opt.dtype, opt.k, opt.n, memory);
+        C = Matrix(opt.dtype, opt.m, opt.n, memory);
+        if (opt.baseline) single = Matrix(opt.dtype, opt.m, opt.n, memory);
+    } catch (const std::bad_alloc &) {
+        std::fprintf(stderr, "%s: out of host memory for the matrices\n", kTwin);
+        destroy(&parts);
+        return 1;
+    } catch (const PinnedAllocError &e) {
+        std::fprintf(stderr, "%s: pinned host memory for the matrices: %s (--pageable uses ordinary memory)\n", kTwin,
+                     e.what());
+        destroy(&parts);
+        return 1;
+    }
+    fill_parallel(&A, opt.seed, 0);
+    fill_parallel(&B, opt.seed, 1);
+    plan.A = A.data();
+    plan.B = B.data();
+    plan.C = C.data();
+
+    Report report;
+    report.gpus = count;
+    report.backend = backend;
+    report.variant = opt.variant.empty() ? "auto" : opt.variant;
+    report.opt = opt;
+    report.chunk_rows = backend == GPK_BACKEND_CUDA ? plan.chunk_rows : 0;
+    report.parts = &parts;
+    report.baseline = opt.baseline;
+
+    // The baseline: one GPU, gpk_gemm from the host arrays through its staging
+    // pipeline, as gpk-gemm runs it (--streams, --chunk, --device-memory), on a
+    // context of its own that goes before the parts take their device memory.
+    if (opt.baseline) {
+        gpk_context *ctx = nullptr;
+        Part &p0 = parts[0];
+        bool ok = gpk_ok(&p0, gpk_create(&ctx, backend, p0.device), "gpk_create (one GPU)") &&
+                  (opt.variant.empty() ||
+                   gpk_ok(&p0, gpk_set_variant(ctx, GPK_OP_GEMM, opt.variant.c_str()), "gpk_set_variant")) &&
+                  gpk_ok(&p0, set_staging(ctx, opt, opt.streams), "gpk_set_staging");
+        double total = 0;
+        for (int call = 0; call <= opt.repeats && ok; ++call) {
+            const double t0 = gpus::now();
+            ok = gpk_ok(&p0, multiply(ctx, opt.dtype, opt.m, opt.n, opt.k, A.data(), B.data(), single.data()),
+                        "gpk_gemm (one GPU, from host arrays)");
+            if (call > 0) total += gpus::now() - t0;
+        }
+        gpk_destroy(ctx);
+        if (!ok) {
+            const int rc = fail(parts);
+            destroy(&parts);
+            return rc;
+        }
+        report.staged_s = total / opt.repeats;
+    }
+
+#if defined(GPK_APP_NCCL)
+    // One communicator per GPU, all made here, before the threads start.
+    if (backend == GPK_BACKEND_CUDA && count > 1) {
+        std::vector<ncclComm_t> comms(static_cast<size_t>(count));
+        std::vector<int> devices;
+        for (const Part &p : parts) devices.push_back(p.device);
+        if (!nccl_ok(&parts[0], ncclCommInitAll(comms.data(), count, devices.data()), "ncclCommInitAll")) {
+            const int rc = fail(parts);
+            destroy(&parts);
+            return rc;
+        }
+        for (int i = 0; i < count; ++i) parts[static_cast<size_t>(i)].comm = comms[static_cast<size_t>(i)];
+    }
+#endif
+
+    // The parts' threads: set up, then (part 0 alone, the others waiting) the same
+    // pipeline over all rows on one GPU, then warm-up and timed passes of all parts,
+    // each from a barrier. A failure anywhere stops every part at the next barrier.
+    gpus::Barrier barrier(count);
+    std::atomic<bool> failed{false};
+    std::vector<double> starts(static_cast<size_t>(count)), ends(static_cast<size_t>(count));
+    Figures alone, all;
+    const auto body = [&](int i) {
+        Part &p = parts[static_cast<size_t>(i)];
+        bool ok = p.backend != GPK_BACKEND_CUDA || set_up_gpu(&p, plan);
+        if (!ok) failed = true;
+        barrier.wait();
+        if (failed) return;
+        if (opt.baseline && i == 0) {
+            // Its C goes into C, which the parts' passes then overwrite.
+            for (int call = 0; call <= opt.repeats && ok; ++call) {
+                ok = pass(&p, plan, 1, 0);
+                if (call > 0) alone.wall += p.end - p.start, alone.compute += p.compute_s;
+            }
+            alone.wall /= opt.repeats;
+            alone.compute /= opt.repeats;
+            if (!ok) failed = true;
+        }
+        barrier.wait();
+        if (failed) return;
+        for (int call = 0; call <= opt.repeats; ++call) {
+            barrier.wait();
+            if (failed) return;
+            ok = pass(&p, plan, count, i);
+            if (!ok) failed = true;
+            starts[static_cast<size_t>(i)] = p.start;
+            ends[static_cast<size_t>(i)] = p.end;
+            barrier.wait();
+            if (failed) return;
+            if (call > 0) {
+                p.mean_wall += (p.end - p.start) / opt.repeats;
+                p.mean_compute += p.compute_s / opt.repeats;
+                if (i == 0) {
+                    all.wall += (*std::max_element(ends.begin(), ends.end()) -
+                                 *std::min_element(starts.begin(), starts.end())) /
+                                opt.repeats;
+                    double slowest = 0;
+                    for (const Part &q : parts) slowest = std::max(slowest, q.compute_s);
+                    all.compute += slowest / opt.repeats;
+                }
+            }
+        }
+    };
+    std::vector<std::thread> threads;
+    for (int i = 0; i < count; ++i) threads.emplace_back(body, i);
+    for (std::thread &t : threads) t.join();
+    if (failed) {
+        const int rc = fail(parts);
+        destroy(&parts);
+        return rc;
+    }
+    report.all = all;
+    report.alone = alone;
+    destroy(&parts);
+
+    if (opt.baseline) report.single = compare(C, single);
+    if (opt.validate) {
+        // Every part's first and last rows, and rows spread over the whole matrix.
+        std::vector<uint64_t> rows = spread(opt.m, 64);
+        for (const Part &p : parts)
+            if (p.rows.count > 0) rows.push_back(p.rows.first), rows.push_back(p.rows.first + p.rows.count - 1);
+        std::sort(rows.begin(), rows.end());
+        rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+        report.check = validate(A, B, C, rows, spread(opt.n, 64));
+    }
+    if (opt.json)
+        print_json(report);
+    else
+        print_text(report);
+    // With exact sums any difference is an error; beyond them only validation decides.
+    const bool differs = report.single && report.single->differing > 0 && exact_sums(opt.dtype, opt.k);
+    return differs || (report.check && report.check->wrong > 0) ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    const int count = gpus::take_gpus(kTwin, &argc, argv, true);
+    if (count < 0) return 2;
+    Options opt;
+    if (const int rc = parse(argc, argv, &opt, true)) return rc;
+    if (opt.help) return 0;
+    if (!opt.timeline.empty()) {
+        std::fprintf(stderr, "%s: --timeline draws one process's pipeline on one GPU: leave out --gpus\n", kTwin);
+        return 2;
+    }
+    // Without a count: every GPU of the node (one thread on the host backend).
+    int parts = count;
+    if (parts == 0) parts = std::max(1, gpk_app::cuda_device_count());
+    return run(opt, parts);
+}
