@@ -8,20 +8,9 @@
 // GPU's host arrays, so each GPU copies its own rows of A and C straight over its
 // own link, with no copy through another process or another host buffer.
 //
-// How the data moves (part r of P, on its own GPU, its own streams):
-//   B   every part copies 1/P of B's rows from the host over its own link, and the
-//       parts exchange the slices over NVLink with NCCL (one ncclBroadcast per
-//       slice, from the part that loaded it, in one group): B crosses each PCIe
-//       link only 1/P of the way, where one GPU loading all of B and broadcasting
-//       it would wait for its own link to carry all of it.
-//   A   part r's rows of A (contiguous, in part order, the first m % P parts one
-//       row longer) go in chunks of rows over its link into a ring of device
-//       buffers, while
-//   C   each chunk is multiplied by gpk_gemm on device pointers, on the part's
-//       compute stream (gpk_set_stream), and its rows of C go back over the link
-//       into the host C, on a third stream: copies in, kernels and copies out
-//       overlap, as in the library's own staging pipeline, with events between
-//       the stages and the ring's slots.
+// How the data move -- each GPU its rows of A and C over its own link, in chunks
+// that overlap the products, and B's slices exchanged over NVLink with NCCL -- is
+// apps/gemm/panels.hpp, which gpk-gemm --mpi shares on one node.
 //
 // What it reports, on the GPU:
 //   end-to-end  wall time from host A and B to host C, all parts (mean of
@@ -35,12 +24,13 @@
 // (the entries are small integers; gemm_app.hpp), and --validate checks C against
 // exact dot products.
 //
-// On the host backend there are no copies and no NCCL: each thread multiplies its
-// rows of A into its rows of C with gpk_gemm on the host arrays; the report and the
+// On the host backend each thread multiplies its rows in place; the report and the
 // checks are the same, so the split is tested where there is no GPU.
 #include "gpk/gpk.h"
 
 #include "gemm_app.hpp"
+
+#include "panels.hpp"
 
 #include "../common/cli.hpp"
 #include "../common/gpus.hpp"
@@ -65,255 +55,10 @@
 namespace {
 
 using namespace gpk_gemm_app;
+using namespace gpk_gemm_app::panels;
 namespace gpus = gpk_app::gpus;
 
 constexpr const char *kTwin = "gpk-gemm-gpus";
-// Ring slots per GPU: one chunk coming in, one being multiplied, one going out.
-constexpr int kSlots = 3;
-// About how much of A or C one chunk moves when --chunk is not given: large enough
-// that each chunk's product runs the GPU at full rate (at 16384 columns, 1024 rows),
-// small enough that the first copy in and the last copy out, which nothing overlaps,
-// take a millisecond or so.
-constexpr uint64_t kDefaultChunkBytes = uint64_t(64) << 20;
-
-struct Span {
-    uint64_t first = 0, count = 0;
-};
-
-// Part `index`'s share of [0, total) over `parts`: contiguous, in part order, the
-// first total % parts parts one longer.
-Span share(uint64_t total, int parts, int index) {
-    const uint64_t p = static_cast<uint64_t>(parts), i = static_cast<uint64_t>(index);
-    const uint64_t base = total / p, extra = total % p;
-    return Span{i * base + (i < extra ? i : extra), base + (i < extra ? 1 : 0)};
-}
-
-size_t elem_size(int dtype) { return dtype == GPK_F32 ? 4 : 8; }
-
-// One GPU's (or, on the host backend, one thread's) part of the job.
-struct Part {
-    int index = 0;
-    int device = 0;
-    std::string choice;  // why this device
-    gpk_context *ctx = nullptr;
-    int backend = GPK_BACKEND_HOST;
-    std::string error;  // the first failure, said in full
-    // CUDA backend: streams, the resident B, the ring of chunk buffers and events.
-    cudaStream_t h2d = nullptr, compute = nullptr, d2h = nullptr;
-    void *dB = nullptr;
-    void *dA[kSlots] = {}, *dC[kSlots] = {};
-    cudaEvent_t loaded[kSlots] = {}, computed[kSlots] = {}, stored[kSlots] = {};
-    std::vector<cudaEvent_t> kernel_start, kernel_end;  // per chunk
-#if defined(GPK_APP_NCCL)
-    ncclComm_t comm = nullptr;
-#endif
-    // Figures of the last pass.
-    Span rows;
-    double start = 0, end = 0;  // steady clock
-    double compute_s = 0;       // in gpk_gemm's kernels
-    uint64_t chunks = 0;
-    // Means over the timed passes.
-    double mean_wall = 0, mean_compute = 0;
-};
-
-bool cuda_ok(Part *p, cudaError_t err, const char *what) {
-    if (err == cudaSuccess) return true;
-    (void)cudaGetLastError();
-    if (p->error.empty())
-        p->error = "GPU " + std::to_string(p->device) + ": " + what + ": " + cudaGetErrorString(err);
-    return false;
-}
-
-bool gpk_ok(Part *p, gpk_status st, const char *what) {
-    if (st == GPK_SUCCESS) return true;
-    if (p->error.empty())
-        p->error = "GPU " + std::to_string(p->device) + ": " + what + ": " + gpk_status_string(st) + ": " +
-                   gpk_last_error(p->ctx);
-    return false;
-}
-
-#if defined(GPK_APP_NCCL)
-bool nccl_ok(Part *p, ncclResult_t r, const char *what) {
-    if (r == ncclSuccess) return true;
-    if (p->error.empty())
-        p->error = "GPU " + std::to_string(p->device) + ": " + what + ": " + ncclGetErrorString(r);
-    return false;
-}
-#endif
-
-// The problem and the plan every part follows.
-struct Plan {
-    Options opt;
-    int parts = 1;
-    uint64_t chunk_rows = 0;
-    const void *A = nullptr, *B = nullptr;
-    void *C = nullptr;
-};
-
-uint64_t chunk_rows_for(const Options &o) {
-    const uint64_t row_bytes = std::max(o.k, o.n) * elem_size(o.dtype);
-    const uint64_t target = o.chunk_bytes ? o.chunk_bytes : kDefaultChunkBytes;
-    uint64_t rows = std::max<uint64_t>(1, target / std::max<uint64_t>(1, row_bytes));
-    // Whole tiles of 128 rows where the chunk is that large, for the kernels' sake.
-    if (rows > 128) rows -= rows % 128;
-    return std::min<uint64_t>(rows, std::max<uint64_t>(1, o.m));
-}
-
-// Streams, device buffers and events for a part on the GPU, before any timing.
-bool set_up_gpu(Part *p, const Plan &plan) {
-    const Options &o = plan.opt;
-    const size_t e = elem_size(o.dtype);
-    if (!cuda_ok(p, cudaSetDevice(p->device), "cudaSetDevice")) return false;
-    for (cudaStream_t *s : {&p->h2d, &p->compute, &p->d2h})
-        if (!cuda_ok(p, cudaStreamCreateWithFlags(s, cudaStreamNonBlocking), "cudaStreamCreate")) return false;
-    if (!gpk_ok(p, gpk_set_stream(p->ctx, p->compute), "gpk_set_stream")) return false;
-    if (!cuda_ok(p, cudaMalloc(&p->dB, std::max<size_t>(1, o.k * o.n * e)), "cudaMalloc of B")) return false;
-    for (int s = 0; s < kSlots; ++s) {
-        if (!cuda_ok(p, cudaMalloc(&p->dA[s], std::max<size_t>(1, plan.chunk_rows * o.k * e)), "cudaMalloc of A's ring") ||
-            !cuda_ok(p, cudaMalloc(&p->dC[s], std::max<size_t>(1, plan.chunk_rows * o.n * e)), "cudaMalloc of C's ring"))
-            return false;
-        for (cudaEvent_t *ev : {&p->loaded[s], &p->computed[s], &p->stored[s]})
-            if (!cuda_ok(p, cudaEventCreateWithFlags(ev, cudaEventDisableTiming), "cudaEventCreate")) return false;
-    }
-    const uint64_t most_chunks = (std::max<uint64_t>(1, o.m) + plan.chunk_rows - 1) / plan.chunk_rows;
-    p->kernel_start.resize(most_chunks);
-    p->kernel_end.resize(most_chunks);
-    for (uint64_t c = 0; c < most_chunks; ++c)
-        if (!cuda_ok(p, cudaEventCreate(&p->kernel_start[c]), "cudaEventCreate") ||
-            !cuda_ok(p, cudaEventCreate(&p->kernel_end[c]), "cudaEventCreate"))
-            return false;
-    return true;
-}
-
-void tear_down_gpu(Part *p) {
-    if (p->backend != GPK_BACKEND_CUDA) return;
-    cudaSetDevice(p->device);
-    for (cudaEvent_t ev : p->kernel_start) cudaEventDestroy(ev);
-    for (cudaEvent_t ev : p->kernel_end) cudaEventDestroy(ev);
-    for (int s = 0; s < kSlots; ++s) {
-        cudaFree(p->dA[s]);
-        cudaFree(p->dC[s]);
-        for (cudaEvent_t ev : {p->loaded[s], p->computed[s], p->stored[s]})
-            if (ev) cudaEventDestroy(ev);
-    }
-    cudaFree(p->dB);
-    // The context's work goes on the compute stream: back to the default stream
-    // before that one goes.
-    if (p->ctx) gpk_set_stream(p->ctx, nullptr);
-    for (cudaStream_t s : {p->h2d, p->compute, p->d2h})
-        if (s) cudaStreamDestroy(s);
-    (void)cudaGetLastError();
-}
-
-// One pass of the pipeline on part p's GPU over `parts` parts (1: p alone, all rows,
-// no exchange of B). Returns when p's rows of C are in host memory.
-bool pass_gpu(Part *p, const Plan &plan, int parts, int index) {
-    const Options &o = plan.opt;
-    const size_t e = elem_size(o.dtype);
-    const auto *A = static_cast<const unsigned char *>(plan.A);
-    const auto *B = static_cast<const unsigned char *>(plan.B);
-    auto *C = static_cast<unsigned char *>(plan.C);
-    auto *dB = static_cast<unsigned char *>(p->dB);
-    p->start = gpus::now();
-    p->rows = share(o.m, parts, index);
-
-    // B: this part's slice from the host, then every slice from its part over NVLink.
-    const Span slice = share(o.k, parts, index);
-    if (slice.count > 0 &&
-        !cuda_ok(p, cudaMemcpyAsync(dB + slice.first * o.n * e, B + slice.first * o.n * e, slice.count * o.n * e,
-                                    cudaMemcpyHostToDevice, p->h2d),
-                 "copy of B's slice to the GPU"))
-        return false;
-    if (parts > 1) {
-#if defined(GPK_APP_NCCL)
-        cudaEvent_t b_in = p->loaded[0];
-        if (!cuda_ok(p, cudaEventRecord(b_in, p->h2d), "cudaEventRecord") ||
-            !cuda_ok(p, cudaStreamWaitEvent(p->compute, b_in, 0), "cudaStreamWaitEvent"))
-            return false;
-        const ncclDataType_t type = o.dtype == GPK_F32 ? ncclFloat32 : ncclFloat64;
-        bool ok = nccl_ok(p, ncclGroupStart(), "ncclGroupStart");
-        for (int root = 0; root < parts && ok; ++root) {
-            const Span s = share(o.k, parts, root);
-            if (s.count == 0) continue;
-            void *at = dB + s.first * o.n * e;
-            ok = nccl_ok(p, ncclBroadcast(at, at, s.count * o.n, type, root, p->comm, p->compute), "ncclBroadcast of B");
-        }
-        if (!nccl_ok(p, ncclGroupEnd(), "ncclGroupEnd") || !ok) return false;
-#else
-        p->error = "this build has no NCCL: B cannot go from GPU to GPU";
-        return false;
-#endif
-    } else {
-        if (!cuda_ok(p, cudaEventRecord(p->loaded[0], p->h2d), "cudaEventRecord") ||
-            !cuda_ok(p, cudaStreamWaitEvent(p->compute, p->loaded[0], 0), "cudaStreamWaitEvent"))
-            return false;
-    }
-
-    // A in, gpk_gemm, C out, chunk by chunk through the ring. Each stage waits for
-    // the one before it on the same chunk, and for the slot's previous chunk to have
-    // left the stage after it: a copy in may not overwrite A's slot before its
-    // product has read it, a product may not overwrite C's slot before its copy out.
-    const uint64_t R = plan.chunk_rows;
-    p->chunks = (p->rows.count + R - 1) / R;
-    for (uint64_t c = 0; c < p->chunks; ++c) {
-        const int s = static_cast<int>(c % kSlots);
-        const uint64_t row = p->rows.first + c * R, rows = std::min(R, p->rows.first + p->rows.count - row);
-        const bool reused = c >= static_cast<uint64_t>(kSlots);
-        if (reused && !cuda_ok(p, cudaStreamWaitEvent(p->h2d, p->computed[s], 0), "cudaStreamWaitEvent")) return false;
-        if (!cuda_ok(p, cudaMemcpyAsync(p->dA[s], A + row * o.k * e, rows * o.k * e, cudaMemcpyHostToDevice, p->h2d),
-                     "copy of A's rows to the GPU") ||
-            !cuda_ok(p, cudaEventRecord(p->loaded[s], p->h2d), "cudaEventRecord") ||
-            !cuda_ok(p, cudaStreamWaitEvent(p->compute, p->loaded[s], 0), "cudaStreamWaitEvent"))
-            return false;
-        if (reused && !cuda_ok(p, cudaStreamWaitEvent(p->compute, p->stored[s], 0), "cudaStreamWaitEvent")) return false;
-        if (!cuda_ok(p, cudaEventRecord(p->kernel_start[c], p->compute), "cudaEventRecord") ||
-            !gpk_ok(p, multiply(p->ctx, o.dtype, rows, o.n, o.k, p->dA[s], p->dB, p->dC[s]), "gpk_gemm") ||
-            !cuda_ok(p, cudaEventRecord(p->kernel_end[c], p->compute), "cudaEventRecord") ||
-            !cuda_ok(p, cudaEventRecord(p->computed[s], p->compute), "cudaEventRecord") ||
-            !cuda_ok(p, cudaStreamWaitEvent(p->d2h, p->computed[s], 0), "cudaStreamWaitEvent") ||
-            !cuda_ok(p, cudaMemcpyAsync(C + row * o.n * e, p->dC[s], rows * o.n * e, cudaMemcpyDeviceToHost, p->d2h),
-                     "copy of C's rows to the host") ||
-            !cuda_ok(p, cudaEventRecord(p->stored[s], p->d2h), "cudaEventRecord"))
-            return false;
-    }
-    // Every stream of the part drains: the copies out end last, but an empty share
-    // has only the exchange of B on the compute stream.
-    for (cudaStream_t st : {p->h2d, p->compute, p->d2h})
-        if (!cuda_ok(p, cudaStreamSynchronize(st), "the part's work on the GPU")) return false;
-    p->end = gpus::now();
-    p->compute_s = 0;
-    for (uint64_t c = 0; c < p->chunks; ++c) {
-        float ms = 0;
-        if (!cuda_ok(p, cudaEventElapsedTime(&ms, p->kernel_start[c], p->kernel_end[c]), "cudaEventElapsedTime"))
-            return false;
-        p->compute_s += ms * 1e-3;
-    }
-    return true;
-}
-
-// The same split on the host backend: no copies, each thread's rows in place.
-bool pass_host(Part *p, const Plan &plan, int parts, int index) {
-    const Options &o = plan.opt;
-    const size_t e = elem_size(o.dtype);
-    p->start = gpus::now();
-    p->rows = share(o.m, parts, index);
-    p->chunks = p->rows.count > 0 ? 1 : 0;
-    if (p->rows.count > 0 &&
-        !gpk_ok(p,
-                multiply(p->ctx, o.dtype, p->rows.count, o.n, o.k,
-                         static_cast<const unsigned char *>(plan.A) + p->rows.first * o.k * e, plan.B,
-                         static_cast<unsigned char *>(plan.C) + p->rows.first * o.n * e),
-                "gpk_gemm"))
-        return false;
-    p->end = gpus::now();
-    p->compute_s = p->end - p->start;
-    return true;
-}
-
-bool pass(Part *p, const Plan &plan, int parts, int index) {
-    return p->backend == GPK_BACKEND_CUDA ? pass_gpu(p, plan, parts, index) : pass_host(p, plan, parts, index);
-}
-
 // ---------------------------------------------------------------- the report ----
 
 struct Comparison {
@@ -506,7 +251,7 @@ void destroy(std::vector<Part> *parts) {
     for (Part &p : *parts) {
         tear_down_gpu(&p);
 #if defined(GPK_APP_NCCL)
-        if (p.comm) ncclCommDestroy(p.comm);
+        if (p.comm) ncclCommDestroy(static_cast<ncclComm_t>(p.comm));
 #endif
         gpk_destroy(p.ctx);
         p.ctx = nullptr;
