@@ -221,26 +221,6 @@ Comparison compare(const Matrix &got, const Matrix &want) {
     return c;
 }
 
-// fill(), row ranges on several threads: the matrices of a large problem are
-// gigabytes, and one thread would take longer to make them than the GPUs to multiply.
-void fill_parallel(Matrix *x, uint64_t seed, int stream) {
-    const unsigned threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
-    const uint64_t count = x->rows() * x->cols();
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t)
-        pool.emplace_back([=] {
-            const Span s = share(count, static_cast<int>(threads), static_cast<int>(t));
-            if (x->dtype() == GPK_F32) {
-                float *p = static_cast<float *>(x->data());
-                for (uint64_t e = s.first; e < s.first + s.count; ++e) p[e] = static_cast<float>(entry(seed, stream, e));
-            } else {
-                double *p = static_cast<double *>(x->data());
-                for (uint64_t e = s.first; e < s.first + s.count; ++e) p[e] = entry(seed, stream, e);
-            }
-        });
-    for (std::thread &t : pool) t.join();
-}
-
 int fail(const std::vector<Part> &parts) {
     for (const Part &p : parts)
         if (!p.error.empty()) std::fprintf(stderr, "%s: part %d: %s\n", kTwin, p.index, p.error.c_str());

@@ -7,6 +7,7 @@
 #endif
 
 #include <algorithm>
+#include <thread>
 
 namespace gpk_gemm_app::panels {
 
@@ -212,6 +213,26 @@ static bool pass_host(Part *p, const Plan &plan, int parts, int index) {
 
 bool pass(Part *p, const Plan &plan, int parts, int index) {
     return p->backend == GPK_BACKEND_CUDA ? pass_gpu(p, plan, parts, index) : pass_host(p, plan, parts, index);
+}
+
+// fill(), row ranges on several threads: the matrices of a large problem are
+// gigabytes, and one thread would take longer to make them than the GPUs to multiply.
+void fill_parallel(Matrix *x, uint64_t seed, int stream) {
+    const unsigned threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+    const uint64_t count = x->rows() * x->cols();
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+        pool.emplace_back([=] {
+            const Span s = share(count, static_cast<int>(threads), static_cast<int>(t));
+            if (x->dtype() == GPK_F32) {
+                float *p = static_cast<float *>(x->data());
+                for (uint64_t e = s.first; e < s.first + s.count; ++e) p[e] = static_cast<float>(entry(seed, stream, e));
+            } else {
+                double *p = static_cast<double *>(x->data());
+                for (uint64_t e = s.first; e < s.first + s.count; ++e) p[e] = entry(seed, stream, e);
+            }
+        });
+    for (std::thread &t : pool) t.join();
 }
 
 }  // namespace gpk_gemm_app::panels

@@ -106,4 +106,8 @@ void tear_down_gpu(Part *p);
 // Every part of a pass must call it: the exchange of B is collective.
 bool pass(Part *p, const Plan &plan, int parts, int index);
 
+// fill(), in ranges on several threads: the matrices of a large problem are
+// gigabytes, and one thread would take longer to make them than the GPUs to multiply.
+void fill_parallel(Matrix *x, uint64_t seed, int stream);
+
 }  // namespace gpk_gemm_app::panels
