@@ -14,8 +14,8 @@ usage: check_mpi.py --mpirun PATH --np N [--oversubscribe] pi|gemm APP [APP ARGS
 
 With --gpus N the distributed run is `APP --gpus N` instead: one process driving N
 GPUs (or, on the host backend, N threads), with the same checks, and for gemm the
-end-to-end figures besides. --need-gpus skips the test (77) where fewer than N GPUs
-are visible (nvidia-smi -L).
+end-to-end figures besides. --need-gpus skips the test (77) where fewer GPUs than
+the run's N (--gpus or --np) are visible (nvidia-smi -L).
 
 An empty --mpirun (no MPI implementation at configure time, or no mpirun) skips
 the test: exit status 77.
@@ -113,12 +113,13 @@ def main():
     parser.add_argument("args", nargs=argparse.REMAINDER)
     opt = parser.parse_args()
     check = check_pi if opt.app == "pi" else check_gemm
+    if opt.need_gpus:
+        need = opt.gpus if opt.gpus is not None else opt.np
+        have = visible_gpus()
+        if have < need:
+            print(f"skipped: {need} GPUs needed, {have} visible")
+            return SKIP
     if opt.gpus is not None:
-        if opt.need_gpus:
-            have = visible_gpus()
-            if have < opt.gpus:
-                print(f"skipped: {opt.gpus} GPUs needed, {have} visible")
-                return SKIP
         check(lambda app: [app, "--gpus", str(opt.gpus)], opt.exe, opt.args, opt.gpus)
         return 0
     if opt.np is None:
