@@ -67,8 +67,10 @@ int64_t gpus(const Report &r) {
 }
 
 void print_text(const Report &r) {
-    std::printf("backend     %s (rank 0; every rank below), %d rank%s on %d node%s\n",
-                gpk_app::backend_name(r.backend), r.ranks, r.ranks == 1 ? "" : "s", r.nodes, r.nodes == 1 ? "" : "s");
+    const int64_t g = gpus(r);
+    std::printf("backend     %s (rank 0; every rank below), %d rank%s on %d node%s, %lld GPU%s\n",
+                gpk_app::backend_name(r.backend), r.ranks, r.ranks == 1 ? "" : "s", r.nodes, r.nodes == 1 ? "" : "s",
+                static_cast<long long>(g), g == 1 ? "" : "s");
     std::printf("variant     %s\n", r.variant.c_str());
     print_estimate(r.result, r.seed);
     std::printf("elapsed     %.6f s (%.4g samples/s, all ranks)\n", r.seconds, rate(r.result.samples, r.seconds));
