@@ -117,6 +117,7 @@ static bool pass_gpu(Part *p, const Plan &plan, int parts, int index) {
     auto *dB = static_cast<unsigned char *>(p->dB);
     p->start = gpus::now();
     p->rows = share(o.m, parts, index);
+    if (!cuda_ok(p, cudaSetDevice(p->device), "cudaSetDevice")) return false;
 
     // B: this part's slice from the host, then every slice from its part over NVLink.
     const Span slice = share(o.k, parts, index);
@@ -137,7 +138,8 @@ static bool pass_gpu(Part *p, const Plan &plan, int parts, int index) {
             const Span s = share(o.k, parts, root);
             if (s.count == 0) continue;
             void *at = dB + s.first * o.n * e;
-            ok = nccl_ok(p, ncclBroadcast(at, at, s.count * o.n, type, root, static_cast<ncclComm_t>(p->comm), p->compute), "ncclBroadcast of B");
+            ok = nccl_ok(p, ncclBroadcast(at, at, s.count * o.n, type, root, static_cast<ncclComm_t>(p->comm), p->compute),
+                         "ncclBroadcast of B");
         }
         if (!nccl_ok(p, ncclGroupEnd(), "ncclGroupEnd") || !ok) return false;
 #else
