@@ -45,6 +45,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <optional>
@@ -75,6 +76,7 @@ struct Report {
     std::string variant;
     Options opt;
     uint64_t chunk_rows = 0;
+    bool b_from_root = false;
     Figures all;              // every part together
     bool baseline = false;
     double staged_s = 0;      // one GPU, gpk_gemm from host arrays (staging pipeline)
@@ -100,7 +102,10 @@ void print_text(const Report &r) {
                 static_cast<unsigned long long>(o.m), static_cast<unsigned long long>(o.k),
                 static_cast<unsigned long long>(o.k), static_cast<unsigned long long>(o.n),
                 gpk_app::dtype_name(o.dtype), gpu ? "GPUs" : "threads",
-                gpu ? (", chunks of " + std::to_string(r.chunk_rows) + " rows, B's slices exchanged with NCCL").c_str()
+                gpu ? (", chunks of " + std::to_string(r.chunk_rows) + " rows, " +
+                       (r.b_from_root ? "B from the host to GPU 0, broadcast with NCCL"
+                                      : "B's slices from the host to each GPU, exchanged with NCCL"))
+                          .c_str()
                     : "");
     std::printf("end-to-end  %.6f s from host A, B to host C, all %s (mean of %d after a warm-up) = %.2f GFLOP/s\n",
                 r.all.wall, gpu ? "GPUs" : "threads", o.repeats, gflops(o.m, o.n, o.k, r.all.wall));
@@ -155,6 +160,7 @@ void print_json(const Report &r) {
         .field("k", o.k)
         .field("repeats", static_cast<int64_t>(o.repeats))
         .field("chunk_rows", r.chunk_rows)
+        .field("b_exchange", r.b_from_root ? "root" : "slices")
         .field("end_to_end_s", r.all.wall)
         .field("elapsed_s", r.all.wall)
         .field("gflops", gflops(o.m, o.n, o.k, r.all.wall))
@@ -303,6 +309,8 @@ int run(Options opt, int count) {
     plan.opt = opt;
     plan.parts = count;
     plan.chunk_rows = chunk_rows_for(opt);
+    const char *b_from = std::getenv("GPK_GEMM_B_FROM");
+    plan.b_from_root = b_from && std::strcmp(b_from, "root") == 0;
     const HostMemory memory = host_memory(opt, backend);
     Matrix A, B, C, single;
     try {
@@ -332,6 +340,7 @@ int run(Options opt, int count) {
     report.variant = opt.variant.empty() ? "auto" : opt.variant;
     report.opt = opt;
     report.chunk_rows = backend == GPK_BACKEND_CUDA ? plan.chunk_rows : 0;
+    report.b_from_root = plan.b_from_root;
     report.parts = &parts;
     report.baseline = opt.baseline;
 

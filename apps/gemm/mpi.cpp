@@ -351,6 +351,8 @@ int run_direct(const Options &opt, const mpi::Place &at, gpk_context *ctx, int d
     plan.opt = opt;
     plan.parts = at.size;
     plan.chunk_rows = pn::chunk_rows_for(opt);
+    const char *b_from = std::getenv("GPK_GEMM_B_FROM");
+    plan.b_from_root = b_from && std::strcmp(b_from, "root") == 0;
     Report report{};
     report.ranks = at.size;
     report.nodes = at.nodes;

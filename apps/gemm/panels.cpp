@@ -19,6 +19,11 @@ Span share(uint64_t total, int parts, int index) {
     return Span{i * base + (i < extra ? i : extra), base + (i < extra ? 1 : 0)};
 }
 
+Span b_rows(const Plan &plan, int parts, int index) {
+    if (plan.b_from_root) return index == 0 ? Span{0, plan.opt.k} : Span{0, 0};
+    return share(plan.opt.k, parts, index);
+}
+
 bool cuda_ok(Part *p, cudaError_t err, const char *what) {
     if (err == cudaSuccess) return true;
     (void)cudaGetLastError();
@@ -120,7 +125,7 @@ static bool pass_gpu(Part *p, const Plan &plan, int parts, int index) {
     if (!cuda_ok(p, cudaSetDevice(p->device), "cudaSetDevice")) return false;
 
     // B: this part's slice from the host, then every slice from its part over NVLink.
-    const Span slice = share(o.k, parts, index);
+    const Span slice = b_rows(plan, parts, index);
     if (slice.count > 0 &&
         !cuda_ok(p, cudaMemcpyAsync(dB + slice.first * o.n * e, B + slice.first * o.n * e, slice.count * o.n * e,
                                     cudaMemcpyHostToDevice, p->h2d),
@@ -135,7 +140,7 @@ static bool pass_gpu(Part *p, const Plan &plan, int parts, int index) {
         const ncclDataType_t type = o.dtype == GPK_F32 ? ncclFloat32 : ncclFloat64;
         bool ok = nccl_ok(p, ncclGroupStart(), "ncclGroupStart");
         for (int root = 0; root < parts && ok; ++root) {
-            const Span s = share(o.k, parts, root);
+            const Span s = b_rows(plan, parts, root);
             if (s.count == 0) continue;
             void *at = dB + s.first * o.n * e;
             ok = nccl_ok(p, ncclBroadcast(at, at, s.count * o.n, type, root, static_cast<ncclComm_t>(p->comm), p->compute),

@@ -9,7 +9,8 @@
 //       parts exchange the slices over NVLink with NCCL (one ncclBroadcast per
 //       slice, from the part that loaded it, in one group): B crosses each PCIe
 //       link only 1/P of the way, where one GPU loading all of B and broadcasting
-//       it would wait for its own link to carry all of it.
+//       it would wait for its own link to carry all of it (GPK_GEMM_B_FROM=root
+//       does that instead, to compare).
 //   A   part r's rows of A (contiguous, in part order, the first m % P parts one
 //       row longer) go in chunks of rows over its link into a ring of device
 //       buffers, while
@@ -90,7 +91,13 @@ struct Plan {
     uint64_t chunk_rows = 0;
     const void *A = nullptr, *B = nullptr;
     void *C = nullptr;
+    // Part 0 copies all of B from the host and broadcasts it, instead of each part
+    // copying its slice: the environment's GPK_GEMM_B_FROM=root, to compare.
+    bool b_from_root = false;
 };
+
+// The rows of B that part `index` copies from the host (and broadcasts).
+Span b_rows(const Plan &plan, int parts, int index);
 
 // Rows per chunk: about --chunk bytes of A or C (default kDefaultChunkBytes).
 uint64_t chunk_rows_for(const Options &o);
