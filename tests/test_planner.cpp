@@ -261,12 +261,15 @@ Memory random_memory(Rng &rng, bool device_allowed) {
     return r == 0 ? Memory::Device : r == 1 ? Memory::Pinned : Memory::Pageable;
 }
 
-// A budget: huge, or a random cap that may be below the operands (or below a chunk).
-size_t random_budget(Rng &rng, size_t operands, bool *capped) {
+// A budget: huge, or a cap that may be below the operands or below what the
+// unconstrained plan takes (`full`), so that panels are halved and gemm goes out of
+// core, or below a chunk.
+size_t random_budget(Rng &rng, size_t operands, size_t full, bool *capped) {
     *capped = rng.range(0, 3) != 0;
     if (!*capped) return 80 * GiB;
+    const size_t scale = rng.range(0, 1) == 0 ? operands : full;
     const double fraction = rng.range(0, 1) == 0 ? 0.05 + rng.uniform() : 0.001 + 0.2 * rng.uniform();
-    return std::max<size_t>(1, static_cast<size_t>(static_cast<double>(operands) * fraction));
+    return std::max<size_t>(1, static_cast<size_t>(static_cast<double>(scale) * fraction));
 }
 
 gpk::StagingSettings random_settings(Rng &rng) {
@@ -299,7 +302,8 @@ void gemm_invariants(Suite &suite) {
         const gpk::StagingSettings st = random_settings(rng);
         const size_t operands = (static_cast<size_t>(g.m * g.k + g.k * g.n + g.m * g.n)) * g.es;
         bool capped = false;
-        const size_t budget = random_budget(rng, operands, &capped);
+        const size_t full = plan::plan_gemm(g, st, 80 * GiB).needs.device();
+        const size_t budget = random_budget(rng, operands, full, &capped);
         Case c(suite, format("gemm plan %d: %lldx%lldx%lld es %zu %s%s res_%c X%s Y%s C%s beta%s, %d streams, "
                              "chunk %zu, budget %zu",
                              i, static_cast<long long>(g.m), static_cast<long long>(g.n), static_cast<long long>(g.k),
@@ -308,7 +312,17 @@ void gemm_invariants(Suite &suite) {
                              st.streams, st.chunk_bytes, budget));
         const plan::GemmPlan p = plan::plan_gemm(g, st, budget);
         if (!p.fits) {
-            if (p.shortfall.need <= budget) c.fail("no plan, yet the shortfall %zu is within the budget", p.shortfall.need);
+            // No plan only when one element of C per lane beside one column of the
+            // resident operand does not fit.
+            const int64_t lanes = std::min<int64_t>(st.streams, g.P() * g.Q());
+            const size_t smallest =
+                (g.y != Memory::Device ? plan::device_bytes(g.resident(1), g.es) : 0) +
+                static_cast<size_t>(lanes) * ((g.x != Memory::Device ? plan::device_bytes(g.streamed(1), g.es) : 0) +
+                                              (g.c != Memory::Device ? plan::device_bytes(g.tile(1, 1), g.es) : 0));
+            if (p.shortfall.need != smallest || p.shortfall.lanes != lanes)
+                c.fail("shortfall %zu bytes on %d lanes, the smallest plan needs %zu on %lld", p.shortfall.need,
+                       p.shortfall.lanes, smallest, static_cast<long long>(lanes));
+            if (smallest <= budget) c.fail("no plan, yet the smallest (%zu bytes) is within the budget", smallest);
             if (!capped) c.fail("no plan within 80 GiB");
             continue;
         }
@@ -371,13 +385,21 @@ void transpose_invariants(Suite &suite) {
         t.a = random_memory(rng, true), t.b = random_memory(rng, t.a != Memory::Device);
         const gpk::StagingSettings st = random_settings(rng);
         bool capped = false;
-        const size_t budget = random_budget(rng, static_cast<size_t>(2 * t.rows * t.cols) * t.es, &capped);
+        const size_t full = plan::plan_transpose(t, st, 80 * GiB).needs.device();
+        const size_t budget = random_budget(rng, static_cast<size_t>(2 * t.rows * t.cols) * t.es, full, &capped);
         Case c(suite, format("transpose plan %d: %lldx%lld es %zu A%s B%s, %d streams, chunk %zu, budget %zu", i,
                              static_cast<long long>(t.rows), static_cast<long long>(t.cols), t.es, memory_name(t.a),
                              memory_name(t.b), st.streams, st.chunk_bytes, budget));
         const plan::TransposePlan p = plan::plan_transpose(t, st, budget);
         if (!p.fits) {
-            if (p.shortfall.need <= budget) c.fail("no plan, yet the shortfall %zu is within the budget", p.shortfall.need);
+            // No plan only when a tile of one element per lane does not fit.
+            const int64_t lanes = std::min<int64_t>(st.streams, t.rows * t.cols);
+            const size_t smallest = static_cast<size_t>(lanes) * plan::kAlignment *
+                                    ((t.a != Memory::Device ? 1 : 0) + (t.b != Memory::Device ? 1 : 0));
+            if (p.shortfall.need != smallest || p.shortfall.lanes != lanes)
+                c.fail("shortfall %zu bytes on %d lanes, the smallest plan needs %zu on %lld", p.shortfall.need,
+                       p.shortfall.lanes, smallest, static_cast<long long>(lanes));
+            if (smallest <= budget) c.fail("no plan, yet the smallest (%zu bytes) is within the budget", smallest);
             if (!capped) c.fail("no plan within 80 GiB");
             continue;
         }
@@ -423,13 +445,23 @@ void reduce_invariants(Suite &suite) {
         r.pinned = rng.range(0, 1) == 1, r.dev_result = rng.range(0, 1) == 1;
         const gpk::StagingSettings st = random_settings(rng);
         bool capped = false;
-        const size_t budget = random_budget(rng, static_cast<size_t>(r.n) * r.es + 4 * MiB, &capped);
+        const size_t full = plan::plan_reduce(r, st, 80 * GiB).needs.device();
+        const size_t budget = random_budget(rng, static_cast<size_t>(r.n) * r.es + 4 * MiB, full, &capped);
         Case c(suite, format("reduce plan %d: n %lld %s%s%s, %d streams, chunk %zu, budget %zu", i,
                              static_cast<long long>(r.n), dtype_name(dtype), r.pinned ? " pinned" : "",
                              r.dev_result ? " device result" : "", st.streams, st.chunk_bytes, budget));
         const plan::ReducePlan p = plan::plan_reduce(r, st, budget);
         if (!p.fits) {
-            if (p.shortfall.need <= budget) c.fail("no plan, yet the shortfall %zu is within the budget", p.shortfall.need);
+            // No plan only when pieces of one element do not fit: n partials, the
+            // result, and per lane one element and its scratch.
+            const int64_t lanes = std::min<int64_t>(st.streams, r.n);
+            const size_t smallest = plan::align_up(static_cast<size_t>(r.n) * r.rs) +
+                                    (r.dev_result ? 0 : plan::align_up(r.rs)) +
+                                    static_cast<size_t>(lanes) * (plan::align_up(r.es) + plan::reduce_scratch(1));
+            if (p.shortfall.need != smallest || p.shortfall.lanes != lanes)
+                c.fail("shortfall %zu bytes on %d lanes, the smallest plan needs %zu on %lld", p.shortfall.need,
+                       p.shortfall.lanes, smallest, static_cast<long long>(lanes));
+            if (smallest <= budget) c.fail("no plan, yet the smallest (%zu bytes) is within the budget", smallest);
             if (!capped) c.fail("no plan within 80 GiB");
             continue;
         }
