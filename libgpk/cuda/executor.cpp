@@ -92,8 +92,7 @@ gpk_status make_lanes(gpk_context &ctx, Pipeline &p, int count) {
     GPK_FORWARD_IF_ERROR(new_event(ctx, cudaEventDisableTiming, &p.resident_ready));
     for (; p.made < count; ++p.made) {
         LaneState &L = p.lanes[p.made];
-        if (L.lane.stream == nullptr)
-            GPK_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&L.lane.stream, cudaStreamNonBlocking));
+        GPK_FORWARD_IF_ERROR(make_lane(ctx, L.lane));
         GPK_FORWARD_IF_ERROR(new_event(ctx, cudaEventDisableTiming, &L.mark));
         for (HostSlot &s : L.slots) GPK_FORWARD_IF_ERROR(new_event(ctx, cudaEventDisableTiming, &s.done));
     }
@@ -145,14 +144,14 @@ gpk_status pinned_alloc(gpk_context &ctx, size_t bytes, HostSlot *slot) {
 // of the call: a cuBLAS handle for the vendor's rungs, the zero word for reduce's.
 gpk_status prepare_lanes(gpk_context &ctx, Pipeline &p, int lanes, bool cublas_handle, bool zero) {
     for (int l = 0; l < lanes; ++l) {
-        LaneScope scope(ctx, p.lanes[l].lane);
+        Lane &lane = p.lanes[l].lane;
         if (cublas_handle) {
             cublasHandle_t handle = nullptr;
-            GPK_FORWARD_IF_ERROR(cublas(ctx, &handle));
+            GPK_FORWARD_IF_ERROR(lane_failed(ctx, lane, cublas(lane.ctx, &handle)));
         }
         if (zero) {
             unsigned int *word = nullptr;
-            GPK_FORWARD_IF_ERROR(zero_word(ctx, &word));
+            GPK_FORWARD_IF_ERROR(lane_failed(ctx, lane, zero_word(lane.ctx, &word)));
         }
     }
     return GPK_SUCCESS;
@@ -210,7 +209,7 @@ Transfer transfer(const Piece &p, char *device, int64_t device_ld_elems, size_t 
 
 size_t Pipeline::device_held() const {
     size_t held = shared_capacity;
-    for (int l = 0; l < made; ++l) held += lanes[l].device_capacity + lanes[l].lane.scratch_capacity;
+    for (int l = 0; l < made; ++l) held += lanes[l].device_capacity + lane_scratch_capacity(lanes[l].lane);
     return held;
 }
 
@@ -280,9 +279,9 @@ gpk_status provision(gpk_context &ctx, Pipeline &p, const Needs &n, size_t budge
         size_t bytes = grown(p.shared_capacity, n.shared);
         for (int l = 0; l < p.made; ++l) {
             const LaneState &L = p.lanes[l];
-            bytes += l < n.lanes ? grown(L.device_capacity, n.lane_device) +
-                                       std::max(L.lane.scratch_capacity, n.lane_scratch)
-                                 : L.device_capacity + L.lane.scratch_capacity;
+            const size_t scratch = lane_scratch_capacity(L.lane);
+            bytes += l < n.lanes ? grown(L.device_capacity, n.lane_device) + std::max(scratch, n.lane_scratch)
+                                 : L.device_capacity + scratch;
         }
         return bytes;
     };
@@ -363,9 +362,9 @@ gpk_status Call::chunk(int64_t index, const Transfer *in, int n_in, const Transf
     // A slot that only fed copies in is free again once they are done.
     if (staged && (out == nullptr || out->pinned)) GPK_FORWARD_IF_ERROR(release(*slot, s));
     if (wait_resident) GPK_CUDA_TRY(ctx_, cudaStreamWaitEvent(s, p_.resident_ready, 0));
+    // The rung runs on the lane's context: its stream, scratch and handles.
     GPK_FORWARD_IF_ERROR(p_.trace.timed(ctx_, s, Step{GPK_STAGE_COMPUTE, l, index, 0}, [&]() -> gpk_status {
-        LaneScope scope(ctx_, L.lane);
-        return compute();
+        return lane_failed(ctx_, L.lane, compute(L.lane.ctx));
     }));
     if (out != nullptr) {
         const Transfer &t = *out;

@@ -62,7 +62,7 @@ struct HostSlot {
 };
 
 struct LaneState {
-    Lane lane;  // stream, scratch, zero word, cuBLAS handle
+    Lane lane;  // stream, and the context its launchers run on
     char *device = nullptr;
     size_t device_capacity = 0;
     HostSlot slots[2];
@@ -97,16 +97,18 @@ gpk_status provision(gpk_context &ctx, Pipeline &p, const Needs &n, size_t budge
 // a provisioned pipeline.
 int64_t resident_copies(const Pipeline &p, const Transfer &t);
 
-// A rung's compute on a lane, by reference to the caller's callable (no allocation).
+// A rung's compute, given the context of the lane it runs on (Lane): a reference to
+// the caller's callable, so that nothing is allocated.
 class Compute {
 public:
     template <class F>
-    Compute(const F &f) : self_(&f), call_([](const void *self) { return (*static_cast<const F *>(self))(); }) {}
-    gpk_status operator()() const { return call_(self_); }
+    Compute(const F &f)
+        : self_(&f), call_([](const void *self, gpk_context &on) { return (*static_cast<const F *>(self))(on); }) {}
+    gpk_status operator()(gpk_context &on) const { return call_(self_, on); }
 
 private:
     const void *self_;
-    gpk_status (*call_)(const void *);
+    gpk_status (*call_)(const void *, gpk_context &);
 };
 
 // One call on lanes [0, lanes) of a provisioned pipeline.
@@ -131,8 +133,8 @@ public:
         return st;
     }
 
-    // One chunk on its lane: `in` copied to the device, `compute` run on the lane
-    // (after the resident block is there, if wait_resident), `out` copied back.
+    // One chunk on its lane: `in` copied to the device, `compute` run on the lane's
+    // context (after the resident block is there, if wait_resident), `out` copied back.
     gpk_status chunk(int64_t index, const Transfer *in, int n_in, const Transfer *out, bool wait_resident,
                      Compute compute);
     // Copies gemm's resident block on lane 0, once every lane is done with the block

@@ -5,10 +5,12 @@
 // operand for gemm, tiles of A and B for transpose, pieces of x for reduce -- and
 // chunk c goes to lane c mod S, one of the S streams of the context's pipeline
 // (gpk_set_staging), as three steps on that stream: its copies in, the selected rung
-// on device pointers into the lane's buffers, its copy out. A lane has one set of
-// device buffers, which its chunks use one after the other in stream order; S lanes
-// keep up to S chunks in flight, so that across lanes the copy engines and the SMs
-// work at once. Device arrays among the operands are used in place.
+// on device pointers into the lane's buffers, its copy out. The rung is given the
+// lane's own context (resources.hpp, Lane): the lane's stream, scratch and vendor
+// handle, so that nothing of the caller's context changes during a call. A lane has
+// one set of device buffers, which its chunks use one after the other in stream
+// order; S lanes keep up to S chunks in flight, so that across lanes the copy engines
+// and the SMs work at once. Device arrays among the operands are used in place.
 //
 // Host memory. Each host operand is classified once: pinned memory (cudaHostAlloc,
 // cudaHostRegister) is copied by DMA straight from or to the caller's array; pageable
@@ -104,6 +106,10 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> r
     const size_t es = dtype_size(a.dtype);
     const bool product = a.k > 0;                       // else C = beta C: A and B are not read
     const bool read_c = !plan::zero_in(a.dtype, a.beta);  // beta == 0 in the dtype: NaN in C cannot leak
+    // The rung decides on the same value: a beta that is zero in the dtype reaches it as
+    // 0, so that it does not read the C that was not copied in.
+    GemmArgs args = a;
+    if (!read_c) args.beta = 0.0;
 
     // X is the streamed operand, Y the resident one. Panels run along P (rows of C when
     // B is resident, columns when A is), the resident blocks along Q.
@@ -157,7 +163,7 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> r
             char *dev = call.device_of(index);
             Transfer in[2];
             int n_in = 0;
-            GemmArgs gc = a;
+            GemmArgs gc = args;
             if (product) {
                 const Piece x = streamed(p0, pc);
                 const void *x_ptr = x.ptr;
@@ -181,7 +187,7 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> r
                 if (read_c) in[n_in++] = out;
             }
             GPK_FORWARD_IF_ERROR(call.chunk(index, in, n_in, c_host ? &out : nullptr, product && y_host,
-                                            [&] { return run(ctx, gc); }));
+                                            [&](gpk_context &on) { return run(on, gc); }));
         }
         GPK_FORWARD_IF_ERROR(call.finish());
         return call.wait();
@@ -242,7 +248,7 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<T
                 out = transfer(bp, dev, tc.ldb, es, mb);
             }
             GPK_FORWARD_IF_ERROR(call.chunk(index, &in, a_host ? 1 : 0, b_host ? &out : nullptr, false,
-                                            [&] { return run(ctx, tc); }));
+                                            [&](gpk_context &on) { return run(on, tc); }));
         }
         GPK_FORWARD_IF_ERROR(call.finish());
         return call.wait();
@@ -279,7 +285,7 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceA
             const size_t bytes = static_cast<size_t>(ch.count) * es;
             const Transfer in{x + ch.first * es, bytes, dev, bytes, bytes, 1, pinned};
             const ReduceArgs rc{a.dtype, a.op, dev, ch.count, partials + index * rs};
-            GPK_FORWARD_IF_ERROR(call.chunk(index, &in, 1, nullptr, false, [&] { return run(ctx, rc); }));
+            GPK_FORWARD_IF_ERROR(call.chunk(index, &in, 1, nullptr, false, [&](gpk_context &on) { return run(on, rc); }));
         }
         GPK_FORWARD_IF_ERROR(call.finish());
         // The partials in piece order, on the context's stream: the same tree every run.
