@@ -84,7 +84,7 @@ void release_lane_scratch(Lane &lane);
 // Frees everything the lane holds, its stream included. Never fails.
 void release_lane(Lane &lane);
 
-// The context's staging pipeline (cuda/pipeline.cpp), made on first use; destroy()
+// The context's staging pipeline (cuda/executor.hpp), made on first use; destroy()
 // frees it.
 class Pipeline;
 Pipeline *&pipeline_of(gpk_context &ctx);
