@@ -54,7 +54,7 @@ void helpers(Suite &suite) {
         expect_eq<int64_t>(c, "device_ld(8, 4)", plan::device_ld(8, 4), 8);
         expect_eq<int64_t>(c, "device_ld(3, 8)", plan::device_ld(3, 8), 4);
         expect_eq<int64_t>(c, "device_ld(0, 8)", plan::device_ld(0, 8), 1);
-        for (size_t es : {size_t{4}, size_t{8}})
+        for (size_t es : {size_t{2}, size_t{4}, size_t{8}})
             for (int64_t inner = 1; inner <= 300; ++inner) {
                 const int64_t ld = plan::device_ld(inner, es);
                 if (ld < inner || ld * static_cast<int64_t>(es) % 16 != 0 || (ld - inner) * static_cast<int64_t>(es) >= 16)
