@@ -108,6 +108,8 @@ class Operand:
 
 
 def _c_strides(shape, itemsize):
+    if len(shape) == 2:  # the common case, without the loop
+        return (max(shape[1], 1) * itemsize, itemsize)
     strides, step = [], itemsize
     for n in reversed(shape):
         strides.append(step)
@@ -132,9 +134,17 @@ def _typestr(typestr):
     return found
 
 
-def _from_cuda_interface(obj, name, where):
+def _interface(obj, name, where):
+    """obj's __cuda_array_interface__, or None for an object without one. Read once
+    per call: CuPy, for one, builds the dict anew on every access."""
     try:
-        iface = obj.__cuda_array_interface__
+        return getattr(obj, "__cuda_array_interface__", None)
+    except Exception as e:  # e.g. a torch tensor that requires grad
+        raise invalid(f"{name}: its __cuda_array_interface__ is unavailable: {e}", where) from e
+
+
+def _from_cuda_interface(obj, iface, name, where):
+    try:
         if iface.get("mask") is not None:
             raise unsupported(f"{name}: masked device arrays are not supported", where)
         shape = tuple(map(int, iface["shape"]))
@@ -144,7 +154,7 @@ def _from_cuda_interface(obj, name, where):
         ptr, readonly = iface["data"]
     except (NotSupportedError, InvalidArgumentError):
         raise
-    except Exception as e:  # e.g. a torch tensor that requires grad, or a malformed interface
+    except Exception as e:  # a malformed interface
         raise invalid(f"{name}: its __cuda_array_interface__ is unusable: {e!r}", where) from e
     return Operand(obj, int(ptr or 0), shape, strides, dtype, True, not readonly, code)
 
@@ -157,8 +167,9 @@ def _from_numpy(arr):
 def as_input(obj, name, where):
     """An operand the call reads: device arrays as they are, anything else through
     numpy (a list becomes an array; non-native byte order is converted)."""
-    if hasattr(obj, "__cuda_array_interface__"):
-        op = _from_cuda_interface(obj, name, where)
+    iface = _interface(obj, name, where)
+    if iface is not None:
+        op = _from_cuda_interface(obj, iface, name, where)
     else:
         arr = np.asarray(obj)
         if not arr.dtype.isnative and arr.dtype.newbyteorder("=") in DTYPES:
@@ -171,8 +182,9 @@ def as_input(obj, name, where):
 
 def as_output(obj, name, where):
     """An operand the call writes: it must be an array the caller can see change."""
-    if hasattr(obj, "__cuda_array_interface__"):
-        op = _from_cuda_interface(obj, name, where)
+    iface = _interface(obj, name, where)
+    if iface is not None:
+        op = _from_cuda_interface(obj, iface, name, where)
     elif isinstance(obj, np.ndarray):
         op = _from_numpy(obj)
     else:
