@@ -137,3 +137,27 @@ def test_bools_are_not_reduce_ops(ctx):
     with pytest.raises(gpk.InvalidArgumentError, match="op"):
         ctx.reduce(np.arange(4.0), True)
     assert ctx.reduce(np.arange(4.0), 1) == 0.0
+
+
+class HostInterface:
+    """Host memory shown through __cuda_array_interface__: an array type the binding
+    knows no allocator for."""
+
+    def __init__(self, array):
+        self.array = array
+
+    @property
+    def __cuda_array_interface__(self):
+        a = self.array
+        return {"shape": a.shape, "typestr": a.dtype.str, "data": (a.ctypes.data, False), "strides": None,
+                "version": 3}
+
+
+def test_gemm_with_c_and_out_of_an_unknown_array_type_is_refused_untouched(ctx, rng):
+    # Without scratch like out, C cannot be added without writing out before the
+    # library's checks: the binding refuses, out as it was.
+    a, b = rng.standard_normal((3, 2)), rng.standard_normal((2, 3))
+    c, out = rng.standard_normal((3, 3)), np.full((3, 3), 5.0)
+    with pytest.raises(gpk.InvalidArgumentError, match="out=C"):
+        ctx.gemm(HostInterface(a), HostInterface(b), C=HostInterface(c), beta=1.0, out=HostInterface(out))
+    assert np.array_equal(out, np.full((3, 3), 5.0))

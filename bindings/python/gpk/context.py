@@ -23,7 +23,7 @@ from .constants import (
     TRANS,
     Status,
 )
-from .errors import InvalidHandleError, error_for
+from .errors import InvalidArgumentError, InvalidHandleError, error_for
 
 
 class PiResult(NamedTuple):
@@ -382,7 +382,14 @@ class Context:
             if c.device != o.device:
                 raise invalid("C and out must both be host arrays or both device arrays (or pass out=C)", where)
             if caller_out:
-                target = _arrays.empty_like(o, (m, n), dtype, "C" if orient == ROW else "F", where)
+                try:
+                    target = _arrays.empty_like(o, (m, n), dtype, "C" if orient == ROW else "F", where)
+                except InvalidArgumentError:
+                    raise invalid(
+                        f"C and out are separate arrays of a type gpk cannot allocate scratch like "
+                        f"({type(out).__module__}.{type(out).__name__}): pass out=C to update C in place",
+                        where,
+                    ) from None
                 target[...] = c.obj
                 t = _arrays.as_output(target, "out", where)
                 ldc = t.storages()[orient]
