@@ -20,14 +20,21 @@
 //  - MinBlocks: __launch_bounds__'s blocks per SM (0: none; a bound spills here).
 // Interior tiles take an unchecked path (a uniform branch); edge tiles check each
 // vector and fall back to elements. Needs A, B aligned to the vectors and leading
-// dimensions that keep every vector aligned (aligned<>() below).
+// dimensions that keep every vector aligned (tile_tuned::aligned<>()).
 #pragma once
+
+#include "../libgpk/cuda/transpose/tile_tuned.cuh"
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
-namespace gpk::cuda::tile_tuned {
+namespace gpk::cuda::tile_tune {
+
+// The library's vectors and alignment rule, which the options leave as they are.
+using tile_tuned::AVec;
+using tile_tuned::aligned;
+using tile_tuned::load_tile;
 
 template <int TI_, int TJ_, int Threads_, int LoadBytes_, int StoreBytes_, int Group_, bool Persistent_,
           bool Prefetch_, bool Stagger_ = true, int MinBlocks_ = 0>
@@ -38,10 +45,6 @@ struct Config {
     static constexpr bool kPersistent = Persistent_, kPrefetch = Prefetch_, kStagger = Stagger_;
 };
 
-template <class T, int N>
-struct alignas(sizeof(T) * N) AVec {
-    T v[N];
-};
 
 // Rotation of a lane's components: lanes of a warp that share a shared-memory row
 // hold V * L consecutive elements (L lanes); when that wraps the 32 banks G times,
@@ -99,25 +102,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
 
     LV regs[NL];
     auto load = [&](int64_t ti, int64_t tj) {
-        const int64_t i = ti * TI + lx * VL, j0 = tj * TJ + ly;
-        const T *p = A + i + j0 * lda;
-        const bool interior = (ti + 1) * TI <= rows && (tj + 1) * TJ <= cols;
-        if (interior) {
-#pragma unroll
-            for (int r = 0; r < NL; ++r) regs[r] = *reinterpret_cast<const LV *>(p + int64_t(r) * LY * lda);
-        } else {
-#pragma unroll
-            for (int r = 0; r < NL; ++r) {
-                const int64_t j = j0 + int64_t(r) * LY;
-                if (j < cols && i + VL <= rows) {
-                    regs[r] = *reinterpret_cast<const LV *>(p + int64_t(r) * LY * lda);
-                } else {
-#pragma unroll
-                    for (int k = 0; k < VL; ++k)
-                        regs[r].v[k] = (j < cols && i + k < rows) ? p[k + int64_t(r) * LY * lda] : T(0);
-                }
-            }
-        }
+        load_tile<T, TI, TJ, VL, LY, NL>(regs, A, lda, rows, cols, ti, tj, lx, ly);
     };
     auto to_shared = [&] {
 #pragma unroll
@@ -188,14 +173,6 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
 }
 
 template <class T, class C>
-inline bool aligned(const void *A, int64_t lda, const void *B, int64_t ldb) {
-    constexpr int VL = C::kLoadBytes / int(sizeof(T)) < 1 ? 1 : C::kLoadBytes / int(sizeof(T));
-    constexpr int VS = C::kStoreBytes / int(sizeof(T)) < 1 ? 1 : C::kStoreBytes / int(sizeof(T));
-    return reinterpret_cast<uintptr_t>(A) % (VL * sizeof(T)) == 0 &&
-           reinterpret_cast<uintptr_t>(B) % (VS * sizeof(T)) == 0 && lda % VL == 0 && ldb % VS == 0;
-}
-
-template <class T, class C>
 inline cudaError_t launch(const void *A, int64_t lda, void *B, int64_t ldb, int64_t rows, int64_t cols,
                           cudaStream_t stream) {
     if (rows <= 0 || cols <= 0) return cudaSuccess;
@@ -220,4 +197,4 @@ inline cudaError_t launch(const void *A, int64_t lda, void *B, int64_t ldb, int6
     return cudaGetLastError();
 }
 
-}  // namespace gpk::cuda::tile_tuned
+}  // namespace gpk::cuda::tile_tune

@@ -125,7 +125,7 @@ Launch tile_vec2() {
     };
 }
 
-namespace tt = gpk::cuda::tile_tuned;
+namespace tt = gpk::cuda::tile_tune;
 
 template <class U, class C>
 Launch tuned() {

@@ -29,6 +29,34 @@ struct alignas(sizeof(T) * N) AVec {
     T v[N];
 };
 
+// This thread's part of tile (ti, tj) of A into regs: NL vectors of VL elements, lines
+// LY apart, from vector lx of the tile's line ly. Interior tiles load whole vectors
+// unchecked; edge tiles check each and fill what lies outside A with zeros.
+template <class T, int TI, int TJ, int VL, int LY, int NL>
+__device__ __forceinline__ void load_tile(AVec<T, VL> (&regs)[NL], const T *__restrict__ A, int64_t lda,
+                                          int64_t rows, int64_t cols, int64_t ti, int64_t tj, int lx, int ly) {
+    using LV = AVec<T, VL>;
+    const int64_t i = ti * TI + lx * VL, j0 = tj * TJ + ly;
+    const T *p = A + i + j0 * lda;
+    const bool interior = (ti + 1) * TI <= rows && (tj + 1) * TJ <= cols;
+    if (interior) {
+#pragma unroll
+        for (int r = 0; r < NL; ++r) regs[r] = *reinterpret_cast<const LV *>(p + int64_t(r) * LY * lda);
+    } else {
+#pragma unroll
+        for (int r = 0; r < NL; ++r) {
+            const int64_t j = j0 + int64_t(r) * LY;
+            if (j < cols && i + VL <= rows) {
+                regs[r] = *reinterpret_cast<const LV *>(p + int64_t(r) * LY * lda);
+            } else {
+#pragma unroll
+                for (int k = 0; k < VL; ++k)
+                    regs[r].v[k] = (j < cols && i + k < rows) ? p[k + int64_t(r) * LY * lda] : T(0);
+            }
+        }
+    }
+}
+
 template <class T, class C>
 __global__ void __launch_bounds__(C::kThreads)
     transpose_kernel(const T *__restrict__ A, int64_t lda, T *__restrict__ B, int64_t ldb, int64_t rows, int64_t cols,
@@ -50,25 +78,7 @@ __global__ void __launch_bounds__(C::kThreads)
 
     LV regs[NL];
     auto load = [&](int64_t ti, int64_t tj) {
-        const int64_t i = ti * TI + lx * VL, j0 = tj * TJ + ly;
-        const T *p = A + i + j0 * lda;
-        const bool interior = (ti + 1) * TI <= rows && (tj + 1) * TJ <= cols;
-        if (interior) {
-#pragma unroll
-            for (int r = 0; r < NL; ++r) regs[r] = *reinterpret_cast<const LV *>(p + int64_t(r) * LY * lda);
-        } else {
-#pragma unroll
-            for (int r = 0; r < NL; ++r) {
-                const int64_t j = j0 + int64_t(r) * LY;
-                if (j < cols && i + VL <= rows) {
-                    regs[r] = *reinterpret_cast<const LV *>(p + int64_t(r) * LY * lda);
-                } else {
-#pragma unroll
-                    for (int k = 0; k < VL; ++k)
-                        regs[r].v[k] = (j < cols && i + k < rows) ? p[k + int64_t(r) * LY * lda] : T(0);
-                }
-            }
-        }
+        load_tile<T, TI, TJ, VL, LY, NL>(regs, A, lda, rows, cols, ti, tj, lx, ly);
     };
     auto to_shared = [&] {
 #pragma unroll
