@@ -52,6 +52,9 @@ template <class Args, int N>
 constexpr Ladder<Args> cuda_ladder(const Variant<Args> (&rungs)[N], const Roles &roles) {
     Ladder<Args> l{rungs, N, rung(rungs, roles.vendor), rung(rungs, roles.reference), {}, roles.auto_count};
     if (roles.auto_count < 1) throw "no GPK_AUTO line";
+    // Validation runs them on whatever call it checks.
+    if (rungs[l.vendor].takes != nullptr || rungs[l.reference].takes != nullptr)
+        throw "the vendor and reference rungs must take every call";
     for (int i = 0; i < roles.auto_count; ++i) l.autos[i] = rung(rungs, roles.autos[i]);
     return l;
 }
