@@ -69,6 +69,17 @@ inline size_t dtype_size(int dtype) {
     }
 }
 
+// A dtype's name as the API spells it, for messages ("?" for an unknown one).
+inline const char *dtype_name(int dtype) {
+    switch (dtype) {
+        case GPK_F32: return "GPK_F32";
+        case GPK_F64: return "GPK_F64";
+        case GPK_I32: return "GPK_I32";
+        case GPK_I64: return "GPK_I64";
+        default: return "?";
+    }
+}
+
 // Bytes of the reduce result for a dtype.
 inline size_t reduce_result_size(int dtype) { return dtype == GPK_F32 ? 4 : 8; }
 
