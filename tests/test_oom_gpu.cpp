@@ -20,8 +20,10 @@ using namespace gpkt;
 
 class Hog {
 public:
+    // Down to blocks of 256 bytes, so that what is left cannot hold even a small
+    // staging buffer (the CUDA runtime's own pools included).
     void fill() {
-        for (size_t block = size_t(1) << 30; block >= (size_t(1) << 20);) {
+        for (size_t block = size_t(1) << 30; block >= 256;) {
             void *p = nullptr;
             if (cudaMalloc(&p, block) == cudaSuccess) {
                 blocks_.push_back(p);
