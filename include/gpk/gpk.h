@@ -315,9 +315,9 @@ GPK_API gpk_status gpk_stage_trace(const gpk_context *ctx, gpk_stage_event *even
  * GPK_ERROR_INVALID_ARGUMENT (and is never touched).
  *
  * What a failed call leaves behind, in host and in device memory alike:
- *  - every error but the two below -- argument errors, GPK_ERROR_NOT_SUPPORTED,
- *    GPK_ERROR_OUT_OF_MEMORY (host or device) among them -- is found before
- *    anything is written: the outputs are as they were;
+ *  - every error but those of the next two points -- argument errors,
+ *    GPK_ERROR_NOT_SUPPORTED and GPK_ERROR_OUT_OF_MEMORY (host or device) among
+ *    them -- is found before anything is written: the outputs are as they were;
  *  - GPK_ERROR_VALIDATION (validation mode only): the outputs hold the
  *    variant's result, the one that failed the check (see gpk_set_validation);
  *  - GPK_ERROR_CUDA, GPK_ERROR_CUBLAS and GPK_ERROR_CURAND report a failure of
