@@ -412,9 +412,10 @@ contains
     ! A negative seed is a seed: the same bits as the C form's.
     block
       type(gpk_pi_result) :: q1, q2
-      if (ran(gpk_pi_range(ctx, 0, 1000, -3, q1), 'pi range with a negative seed') .and. &
-          ran(gpk_pi_range(ctx, 0_c_int64_t, 1000_c_int64_t, -3_c_int64_t, q2), 'the C form, seed -3')) &
-        call check(q1%hits == q2%hits, 'a negative seed draws the C form''s sequence')
+      call expect(gpk_pi_range(ctx, 0, 1000, -3, q1), GPK_SUCCESS, 'pi range with a negative seed')
+      call expect(gpk_pi_range(ctx, 0_c_int64_t, 1000_c_int64_t, -3_c_int64_t, q2), GPK_SUCCESS, &
+                  'the C form, seed -3')
+      call check(q1%hits == q2%hits .and. q1%samples == 1000, 'a negative seed draws the C form''s sequence')
     end block
 
     call expect(gpk_set_variant(ctx, GPK_OP_GEMM, 'no-such-variant'), GPK_ERROR_INVALID_ARGUMENT, 'bad variant')
