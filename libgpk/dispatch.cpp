@@ -1,7 +1,9 @@
 #include "dispatch.hpp"
 
 #include "checks.hpp"
+#include "common/half.hpp"
 #include "context.hpp"
+#include "host/host.hpp"
 #include "cuda/ladders.hpp"
 #include "cuda/pipeline.hpp"
 #include "cuda/resources.hpp"
@@ -181,6 +183,35 @@ bool stops(gpk_status verdict) { return verdict != GPK_SUCCESS && verdict != GPK
 
 // ---- gemm -------------------------------------------------------------------------
 
+// Elements of C as doubles: F16 and BF16 arrive as their bits.
+struct F16Bits {
+    uint16_t bits;
+};
+struct BF16Bits {
+    uint16_t bits;
+};
+double as_double(float v) { return v; }
+double as_double(double v) { return v; }
+double as_double(F16Bits v) { return half_to_float(v.bits); }
+double as_double(BF16Bits v) { return bf16_to_float(v.bits); }
+
+// The tolerance of a gemm comparison, relative to the largest |C| of the reference:
+// each side's F32/F64 accumulation error, plus, for 16-bit C, each side's rounding of
+// the result (2^-11 for F16, 2^-8 for BF16, relative), and in TF32 mode each side's
+// rounding of A and B to a 10-bit mantissa (2^-11 relative each, 2^-10 when the
+// hardware truncates: a product errs by about 2^-9). The gemm comparisons have always
+// measured against the largest |C| rather than sum |a b|, which holds for the random
+// and the one-signed data they are made for.
+double gemm_tolerance(const gpk_context &ctx, const GemmArgs &a) {
+    const double k = static_cast<double>(a.k + 2);
+    switch (a.dtype) {
+        case GPK_F64: return 8 * 0x1p-53 * k;
+        case GPK_F16: return 8 * 0x1p-24 * k + 2 * 0x1p-11;
+        case GPK_BF16: return 8 * 0x1p-24 * k + 2 * 0x1p-8;
+        default: return 8 * 0x1p-24 * k + (ctx.math_mode == GPK_MATH_TF32 ? 8 * 0x1p-9 : 0.0);
+    }
+}
+
 // `space`: 2 m n elements, reserved before the variant ran.
 template <class T>
 gpk_status compare_gemm(gpk_context &ctx, const GemmArgs &a, const void *ref, const char *variant,
@@ -192,7 +223,7 @@ gpk_status compare_gemm(gpk_context &ctx, const GemmArgs &a, const void *ref, co
     double scale = 0, worst = 0;
     size_t at = 0;
     for (size_t i = 0; i < count; ++i) {
-        const double g = got[i], w = want[i];
+        const double g = as_double(got[i]), w = as_double(want[i]);
         if (std::isnan(g) != std::isnan(w)) {
             worst = std::numeric_limits<double>::infinity();
             at = i;
@@ -203,12 +234,58 @@ gpk_status compare_gemm(gpk_context &ctx, const GemmArgs &a, const void *ref, co
         const double d = g == w ? 0.0 : std::fabs(g - w);
         if (d > worst) worst = d, at = i;
     }
-    const double eps = std::numeric_limits<T>::epsilon();
-    const double tol = 8 * eps * static_cast<double>(a.k + 2) * scale;
+    const double tol = gemm_tolerance(ctx, a) * scale;
     GPK_RETURN_ERROR_IF(!(worst <= tol), &ctx, GPK_ERROR_VALIDATION,
                         "gemm variant '%s' differs from '%s': |difference| %.3g at C(%zu, %zu) exceeds tolerance %.3g",
                         variant, checker, worst, at % static_cast<size_t>(a.m), at / static_cast<size_t>(a.m), tol);
     return GPK_SUCCESS;
+}
+
+gpk_status compare_gemm_any(gpk_context &ctx, const GemmArgs &a, const void *ref, const char *variant,
+                            const char *checker, std::vector<unsigned char> &space) {
+    switch (a.dtype) {
+        case GPK_F32: return compare_gemm<float>(ctx, a, ref, variant, checker, space);
+        case GPK_F64: return compare_gemm<double>(ctx, a, ref, variant, checker, space);
+        case GPK_F16: return compare_gemm<F16Bits>(ctx, a, ref, variant, checker, space);
+        default: return compare_gemm<BF16Bits>(ctx, a, ref, variant, checker, space);
+    }
+}
+
+// The rung that checks rung `index` for a dtype: the vendor's, or, when the vendor's
+// is the one checked, the reference rung; -1 when that does not take the dtype (F16
+// and BF16), and the host backend's reference checks it instead.
+int gemm_checker(const Ladder<GemmArgs> &ladder, int index, int dtype) {
+    if (index != ladder.vendor) return ladder.vendor;
+    return (ladder.rungs[ladder.reference].dtypes & dtype_bit(dtype)) ? ladder.reference : -1;
+}
+
+// The host reference of the device call `a` into the device matrix `check` (m x m
+// leading dimension, holding C's old values when beta != 0): the operands are fetched,
+// computed by the host backend and sent back.
+gpk_status gemm_on_host(gpk_context &ctx, const GemmArgs &a, void *check) {
+    const size_t es = dtype_size(a.dtype);
+    const Storage sa{a.transa ? a.k : a.m, a.transa ? a.m : a.k, a.lda};
+    const Storage sb{a.transb ? a.n : a.k, a.transb ? a.k : a.n, a.ldb};
+    std::vector<unsigned char> A, B, C;
+    try {
+        A.resize(static_cast<size_t>(sa.inner * sa.outer) * es);
+        B.resize(static_cast<size_t>(sb.inner * sb.outer) * es);
+        C.resize(static_cast<size_t>(a.m * a.n) * es);
+    } catch (const std::bad_alloc &) {
+        return fail(&ctx, GPK_ERROR_OUT_OF_MEMORY, "out of host memory for the validation copy");
+    }
+    GPK_FORWARD_IF_ERROR(copy_matrix(ctx, A.data(), sa.inner, a.A, a.lda, sa.inner, sa.outer, es, cudaMemcpyDeviceToHost));
+    GPK_FORWARD_IF_ERROR(copy_matrix(ctx, B.data(), sb.inner, a.B, a.ldb, sb.inner, sb.outer, es, cudaMemcpyDeviceToHost));
+    if (gemm_reads_c(a))
+        GPK_FORWARD_IF_ERROR(copy_matrix(ctx, C.data(), a.m, check, a.m, a.m, a.n, es, cudaMemcpyDeviceToHost));
+    GPK_FORWARD_IF_ERROR(sync(ctx));
+    GemmArgs h = a;
+    h.A = A.data(), h.lda = sa.inner;
+    h.B = B.data(), h.ldb = sb.inner;
+    h.C = C.data(), h.ldc = a.m;
+    GPK_FORWARD_IF_ERROR(host::gemm(ctx, h));
+    GPK_FORWARD_IF_ERROR(copy_matrix(ctx, check, a.m, C.data(), a.m, a.m, a.n, es, cudaMemcpyHostToDevice));
+    return sync(ctx);
 }
 
 // Host arrays go through the staging pipeline (cuda/pipeline.cpp), except in
@@ -220,9 +297,12 @@ gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row
     GemmArgs a = user;
     // k == 0 or alpha == 0 (in the dtype: scalars.hpp) leaves C = beta * C: A and B
     // are not read (CBLAS), and the reference rung does exactly that with k = 0,
-    // whatever variant was chosen.
+    // whatever variant was chosen. For the 16-bit dtypes, which the reference rung does
+    // not take, the vendor rung's launcher does it with a kernel of its own (no cuBLAS
+    // call), beta applied in F32.
     const bool scale_only = !gemm_forms_product(a);
     if (scale_only) a.k = 0;
+    const Launcher<GemmArgs> scaler = is_16bit(a.dtype) ? ladder.rungs[ladder.vendor].run : ladder.rungs[ladder.reference].run;
 
     const Storage sa{a.transa ? a.k : a.m, a.transa ? a.m : a.k, a.lda};
     const Storage sb{a.transb ? a.n : a.k, a.transb ? a.k : a.n, a.ldb};
@@ -234,8 +314,7 @@ gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row
     GPK_FORWARD_IF_ERROR(locate(ctx, a.C, "C", &dev_c));
     if (!(dev_a && dev_b && dev_c) && !ctx.validation) {
         // The caller's B stays resident: after the row-major swap that is the normalized A.
-        const Launcher<GemmArgs> run =
-            scale_only ? ladder.rungs[ladder.reference].run : launcher(ctx, GPK_OP_GEMM, ladder, index);
+        const Launcher<GemmArgs> run = scale_only ? scaler : launcher(ctx, GPK_OP_GEMM, ladder, index);
         return cuda::staged_gemm(ctx, a, run, row_major, dev_a, dev_b, dev_c);
     }
     if (!(dev_a && dev_b && dev_c)) cuda::forget_trace(ctx);
@@ -272,18 +351,16 @@ gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row
             GPK_FORWARD_IF_ERROR(copy_matrix(ctx, check, a.m, a.C, a.ldc, a.m, a.n, es, cudaMemcpyDeviceToDevice));
     }
 
-    GPK_FORWARD_IF_ERROR(scale_only ? ladder.rungs[ladder.reference].run(ctx, a)
-                                    : launcher(ctx, GPK_OP_GEMM, ladder, index)(ctx, a));
+    GPK_FORWARD_IF_ERROR(scale_only ? scaler(ctx, a) : launcher(ctx, GPK_OP_GEMM, ladder, index)(ctx, a));
 
     gpk_status verdict = GPK_SUCCESS;
     if (validate) {
-        const int ci = checker_of(ladder, index);
+        const int ci = gemm_checker(ladder, index, a.dtype);
         GemmArgs c = a;
         c.C = check, c.ldc = a.m;
-        GPK_FORWARD_IF_ERROR(ladder.rungs[ci].run(ctx, c));
-        const char *vn = ladder.rungs[index].name, *cn = ladder.rungs[ci].name;
-        verdict = a.dtype == GPK_F32 ? compare_gemm<float>(ctx, a, check, vn, cn, space)
-                                     : compare_gemm<double>(ctx, a, check, vn, cn, space);
+        GPK_FORWARD_IF_ERROR(ci >= 0 ? ladder.rungs[ci].run(ctx, c) : gemm_on_host(ctx, c, check));
+        const char *vn = ladder.rungs[index].name, *cn = ci >= 0 ? ladder.rungs[ci].name : "host";
+        verdict = compare_gemm_any(ctx, a, check, vn, cn, space);
         if (stops(verdict)) return verdict;
     }
     if (!dev_c) GPK_FORWARD_IF_ERROR(copy_matrix(ctx, user.C, user.ldc, a.C, a.ldc, a.m, a.n, es, cudaMemcpyDeviceToHost));
@@ -301,7 +378,7 @@ struct Value {
 
 Value read_value(int dtype, const void *p) {
     Value v{0, 0};
-    if (dtype == GPK_F32) {
+    if (dtype == GPK_F32 || is_16bit(dtype)) {  // the result of a 16-bit reduce is a float
         float f;
         std::memcpy(&f, p, 4);
         v.f = f;
@@ -337,9 +414,16 @@ gpk_status compare_reduce(gpk_context &ctx, const ReduceArgs &a, const void *ref
         GPK_FORWARD_IF_ERROR(copy_bytes(ctx, x.data(), a.x, x.size(), cudaMemcpyDeviceToHost));
         GPK_FORWARD_IF_ERROR(sync(ctx));
         double abs_sum = 0;
-        for (int64_t i = 0; i < a.n; ++i)
-            abs_sum += std::fabs(read_value(a.dtype, x.data() + i * es).f);
-        const double eps = a.dtype == GPK_F32 ? 0x1p-24 : 0x1p-53;
+        for (int64_t i = 0; i < a.n; ++i) {
+            const unsigned char *e = x.data() + i * es;
+            uint16_t bits = 0;
+            if (is_16bit(a.dtype)) std::memcpy(&bits, e, sizeof bits);
+            abs_sum += std::fabs(a.dtype == GPK_F16    ? half_to_float(bits)
+                                 : a.dtype == GPK_BF16 ? bf16_to_float(bits)
+                                                       : read_value(a.dtype, e).f);
+        }
+        // F16 and BF16 accumulate in F32.
+        const double eps = a.dtype == GPK_F64 ? 0x1p-53 : 0x1p-24;
         tol = 4 * eps * (std::log2(static_cast<double>(a.n) + 1) + 2) * abs_sum;
     }
     GPK_RETURN_ERROR_IF(!same && !(std::fabs(got.f - want.f) <= tol), &ctx, GPK_ERROR_VALIDATION,
@@ -438,8 +522,9 @@ gpk_status transpose_cuda(gpk_context &ctx, const TransposeArgs &user, int index
     gpk_status verdict = GPK_SUCCESS;
     if (ctx.validation) {
         const char *name = ladder.rungs[index].name;
-        verdict = es == 4 ? compare_transpose<uint32_t>(ctx, a, name, space)
-                          : compare_transpose<uint64_t>(ctx, a, name, space);
+        verdict = es == 2   ? compare_transpose<uint16_t>(ctx, a, name, space)
+                  : es == 4 ? compare_transpose<uint32_t>(ctx, a, name, space)
+                            : compare_transpose<uint64_t>(ctx, a, name, space);
         if (stops(verdict)) return verdict;
     }
     if (!dev_b) {

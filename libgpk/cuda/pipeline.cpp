@@ -264,8 +264,9 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceA
     const size_t es = dtype_size(a.dtype), rs = reduce_result_size(a.dtype);
     char *x = static_cast<char *>(const_cast<void *>(a.x));
     const bool pinned = pinned_span(x, static_cast<size_t>(a.n) * es);
-    // Partials have the result's type; integers are already 64-bit sums.
-    const int partial_dtype = a.dtype == GPK_F32 || a.dtype == GPK_F64 ? a.dtype : GPK_I64;
+    // Partials have the result's type: integers are already 64-bit sums, and F16 and
+    // BF16 partials are F32 sums.
+    const int partial_dtype = a.dtype == GPK_F32 || is_16bit(a.dtype) ? GPK_F32 : a.dtype == GPK_F64 ? GPK_F64 : GPK_I64;
 
     const plan::ReduceProblem r{a.n, es, rs, pinned, dev_result};
     size_t budget = 0;
