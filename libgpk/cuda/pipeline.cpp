@@ -62,6 +62,7 @@
 // the steps' times; this file joins them for each op.
 #include "pipeline.hpp"
 
+#include "../validation.hpp"
 #include "executor.hpp"
 #include "ladders.hpp"
 
@@ -99,7 +100,7 @@ Piece c_tile(const GemmArgs &a, size_t es, int64_t i0, int64_t rows, int64_t j0,
 // ---- gemm -------------------------------------------------------------------------------
 
 gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> run, bool resident_a, bool dev_a,
-                       bool dev_b, bool dev_c) {
+                       bool dev_b, bool dev_c, const Checker<GemmArgs> *check) {
     Pipeline *pp = nullptr;
     GPK_FORWARD_IF_ERROR(get_pipeline(ctx, &pp));
     Pipeline &p = *pp;
@@ -128,12 +129,13 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> r
     const Memory mc = memory_of(tile(0, P, 0, Q), es, dev_c);
     const bool x_host = mx != Memory::Device, y_host = my != Memory::Device, c_host = mc != Memory::Device;
 
-    const plan::GemmProblem g{a.m, a.n, a.k, a.transa, a.transb, es, resident_a, read_c, mx, my, mc};
+    const plan::GemmProblem g{a.m, a.n, a.k, a.transa, a.transb, es, resident_a, read_c, mx, my, mc, check != nullptr};
     size_t budget = 0;
     GPK_FORWARD_IF_ERROR(device_budget(ctx, p, &budget));
     const plan::GemmPlan pl = plan::plan_gemm(g, ctx.staging, budget);
     if (!pl.fits) return too_small(ctx, pl.shortfall, budget);
-    GPK_FORWARD_IF_ERROR(provision(ctx, p, pl.needs, budget, run == gemm_cublas, false));
+    const bool cublas_handle = run == gemm_cublas || (check != nullptr && check->run == gemm_cublas);
+    GPK_FORWARD_IF_ERROR(provision(ctx, p, pl.needs, budget, cublas_handle, false));
     // Steps: per chunk its copies in, the compute and the copy out; per block of Y
     // its upload.
     const int64_t per_chunk = (x_host ? 1 : 0) + (c_host && read_c ? 1 : 0) + 1 + (c_host ? 1 : 0);
@@ -145,7 +147,19 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> r
         }
     GPK_FORWARD_IF_ERROR(p.trace.reserve(ctx, static_cast<size_t>(steps)));
 
+    // Validation: a chunk's check buffer holds its tile of C as the variant computed
+    // it, then as the checker did, both packed.
+    validation::GemmCheck verdict(a);
+    const auto compare = [&](int64_t index, const char *data) {
+        const plan::GemmChunk ch = pl.chunk(index, g);
+        const int64_t rows = resident_a ? ch.qc : ch.pc, cols = resident_a ? ch.pc : ch.qc;
+        const char *want = data + plan::packed_bytes(plan::Shape{rows, cols}, es);
+        verdict.add(data, rows, want, rows, rows, cols, resident_a ? ch.q0 : ch.p0, resident_a ? ch.p0 : ch.q0);
+    };
+    const Compare comparison(compare);
+
     Call call(ctx, p, pl.needs.lanes);
+    if (check != nullptr) call.compare_with(&comparison);
     return call.run([&]() -> gpk_status {
         const void *y_ptr = nullptr;
         int64_t y_ld = 1;
@@ -185,19 +199,38 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> r
                 gc.C = dev, gc.ldc = device_ld(c.inner, es);
                 out = transfer(c, dev, gc.ldc, es, mc);
                 if (read_c) in[n_in++] = out;
+                dev += device_bytes(c.shape(), es);
             }
-            GPK_FORWARD_IF_ERROR(call.chunk(index, in, n_in, c_host ? &out : nullptr, product && y_host,
-                                            [&](gpk_context &on) { return run(on, gc); }));
+            // The checker computes into the lane's next tile, from a copy of C's.
+            GemmArgs cc = gc;
+            cc.C = dev, cc.ldc = device_ld(gc.m, es);
+            const auto compute = [&](gpk_context &on) -> gpk_status {
+                if (check == nullptr) return run(on, gc);
+                const size_t row_bytes = static_cast<size_t>(gc.m) * es;
+                if (read_c)
+                    GPK_FORWARD_IF_ERROR(cuda::check(on,
+                                                     cudaMemcpy2DAsync(cc.C, cc.ldc * es, gc.C, gc.ldc * es, row_bytes,
+                                                                       gc.n, cudaMemcpyDeviceToDevice, stream(on)),
+                                                     "cudaMemcpy2DAsync (validation, C for the checker)"));
+                GPK_FORWARD_IF_ERROR(run(on, gc));
+                GPK_FORWARD_IF_ERROR(check->run(on, cc));
+                char *host = call.check_of(index);
+                GPK_FORWARD_IF_ERROR(fetch(on, host, gc.C, gc.ldc, gc.m, gc.n, es));
+                return fetch(on, host + plan::packed_bytes(plan::Shape{gc.m, gc.n}, es), cc.C, cc.ldc, gc.m, gc.n, es);
+            };
+            GPK_FORWARD_IF_ERROR(
+                call.chunk(index, in, n_in, c_host ? &out : nullptr, product && y_host, compute));
         }
         GPK_FORWARD_IF_ERROR(call.finish());
-        return call.wait();
+        GPK_FORWARD_IF_ERROR(call.wait());
+        return check != nullptr ? verdict.verdict(ctx, check->variant, check->checker) : GPK_SUCCESS;
     });
 }
 
 // ---- transpose ----------------------------------------------------------------------------
 
 gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<TransposeArgs> run, bool dev_a,
-                            bool dev_b) {
+                            bool dev_b, const Checker<TransposeArgs> *check) {
     Pipeline *pp = nullptr;
     GPK_FORWARD_IF_ERROR(get_pipeline(ctx, &pp));
     Pipeline &p = *pp;
@@ -217,7 +250,7 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<T
     const Memory mb = memory_of(b_tile(0, a.rows, 0, a.cols), es, dev_b);
     const bool a_host = ma != Memory::Device, b_host = mb != Memory::Device;
 
-    const plan::TransposeProblem t{a.rows, a.cols, es, ma, mb};
+    const plan::TransposeProblem t{a.rows, a.cols, es, ma, mb, check != nullptr};
     size_t budget = 0;
     GPK_FORWARD_IF_ERROR(device_budget(ctx, p, &budget));
     const plan::TransposePlan pl = plan::plan_transpose(t, ctx.staging, budget);
@@ -226,7 +259,18 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<T
     const int64_t per_chunk = (a_host ? 1 : 0) + 1 + (b_host ? 1 : 0);
     GPK_FORWARD_IF_ERROR(p.trace.reserve(ctx, static_cast<size_t>(pl.chunks() * per_chunk)));
 
+    // Validation: a chunk's check buffer holds its tile of A, then the variant's
+    // transpose of it, both packed.
+    validation::TransposeCheck verdict(a);
+    const auto compare = [&](int64_t index, const char *data) {
+        const plan::TransposeChunk ch = pl.chunk(index, t);
+        const char *b = data + plan::packed_bytes(t.a_tile(ch.hc, ch.wc), es);
+        verdict.add(data, ch.hc, b, ch.wc, ch.hc, ch.wc, ch.i0, ch.j0);
+    };
+    const Compare comparison(compare);
+
     Call call(ctx, p, pl.needs.lanes);
+    if (check != nullptr) call.compare_with(&comparison);
     return call.run([&]() -> gpk_status {
         for (int64_t index = 0; index < pl.chunks(); ++index) {
             const plan::TransposeChunk ch = pl.chunk(index, t);
@@ -247,17 +291,25 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<T
                 tc.B = dev, tc.ldb = device_ld(bp.inner, es);
                 out = transfer(bp, dev, tc.ldb, es, mb);
             }
-            GPK_FORWARD_IF_ERROR(call.chunk(index, &in, a_host ? 1 : 0, b_host ? &out : nullptr, false,
-                                            [&](gpk_context &on) { return run(on, tc); }));
+            const auto compute = [&](gpk_context &on) -> gpk_status {
+                GPK_FORWARD_IF_ERROR(run(on, tc));
+                if (check == nullptr) return GPK_SUCCESS;
+                char *host = call.check_of(index);
+                GPK_FORWARD_IF_ERROR(fetch(on, host, tc.A, tc.lda, hc, wc, es));
+                return fetch(on, host + plan::packed_bytes(t.a_tile(hc, wc), es), tc.B, tc.ldb, wc, hc, es);
+            };
+            GPK_FORWARD_IF_ERROR(call.chunk(index, &in, a_host ? 1 : 0, b_host ? &out : nullptr, false, compute));
         }
         GPK_FORWARD_IF_ERROR(call.finish());
-        return call.wait();
+        GPK_FORWARD_IF_ERROR(call.wait());
+        return check != nullptr ? verdict.verdict(ctx, check->variant) : GPK_SUCCESS;
     });
 }
 
 // ---- reduce -------------------------------------------------------------------------------
 
-gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceArgs> run, bool dev_result) {
+gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceArgs> run, bool dev_result,
+                         const Checker<ReduceArgs> *check) {
     Pipeline *pp = nullptr;
     GPK_FORWARD_IF_ERROR(get_pipeline(ctx, &pp));
     Pipeline &p = *pp;
@@ -267,7 +319,7 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceA
     // Partials have the result's type; integers are already 64-bit sums.
     const int partial_dtype = a.dtype == GPK_F32 || a.dtype == GPK_F64 ? a.dtype : GPK_I64;
 
-    const plan::ReduceProblem r{a.n, es, rs, pinned, dev_result};
+    const plan::ReduceProblem r{a.n, es, rs, pinned, dev_result, check != nullptr};
     size_t budget = 0;
     GPK_FORWARD_IF_ERROR(device_budget(ctx, p, &budget));
     const plan::ReducePlan pl = plan::plan_reduce(r, ctx.staging, budget);
@@ -276,6 +328,11 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceA
     GPK_FORWARD_IF_ERROR(p.trace.reserve(ctx, static_cast<size_t>(pl.chunks() * 2)));  // copy in, compute
     char *partials = p.shared;
     void *result = dev_result ? a.result : p.shared + pl.result_offset;
+    // Validation: the checker reduces the same pieces into partials of its own, then
+    // those, and the two results are compared (the rule compares whole results).
+    char *check_partials = p.shared + pl.check_offset;
+    void *check_result = p.shared + pl.check_result_offset;
+    unsigned char got[8] = {}, want[8] = {};
 
     Call call(ctx, p, pl.needs.lanes);
     return call.run([&]() -> gpk_status {
@@ -285,14 +342,31 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceA
             const size_t bytes = static_cast<size_t>(ch.count) * es;
             const Transfer in{x + ch.first * es, bytes, dev, bytes, bytes, 1, pinned};
             const ReduceArgs rc{a.dtype, a.op, dev, ch.count, partials + index * rs};
-            GPK_FORWARD_IF_ERROR(call.chunk(index, &in, 1, nullptr, false, [&](gpk_context &on) { return run(on, rc); }));
+            const auto compute = [&](gpk_context &on) -> gpk_status {
+                GPK_FORWARD_IF_ERROR(run(on, rc));
+                if (check == nullptr) return GPK_SUCCESS;
+                return check->run(on, ReduceArgs{a.dtype, a.op, dev, ch.count, check_partials + index * rs});
+            };
+            GPK_FORWARD_IF_ERROR(call.chunk(index, &in, 1, nullptr, false, compute));
         }
         GPK_FORWARD_IF_ERROR(call.finish());
+        // The checker's partials first: whatever it fails with comes before the
+        // variant's result is written.
+        if (check != nullptr)
+            GPK_FORWARD_IF_ERROR(check->run(ctx, ReduceArgs{partial_dtype, a.op, check_partials, pl.pieces, check_result}));
         // The partials in piece order, on the context's stream: the same tree every run.
         GPK_FORWARD_IF_ERROR(run(ctx, ReduceArgs{partial_dtype, a.op, partials, pl.pieces, result}));
         if (!dev_result)
             GPK_CUDA_TRY(ctx, cudaMemcpyAsync(a.result, result, rs, cudaMemcpyDeviceToHost, stream(ctx)));
-        return call.wait();
+        if (check != nullptr) {
+            GPK_CUDA_TRY(ctx, cudaMemcpyAsync(got, result, rs, cudaMemcpyDeviceToHost, stream(ctx)));
+            GPK_CUDA_TRY(ctx, cudaMemcpyAsync(want, check_result, rs, cudaMemcpyDeviceToHost, stream(ctx)));
+        }
+        GPK_FORWARD_IF_ERROR(call.wait());
+        if (check == nullptr) return GPK_SUCCESS;
+        // x is host memory, read in place for the tolerance.
+        const double abs_sum = validation::reduce_needs_abs_sum(a, got, want) ? validation::reduce_abs_sum(a, x) : 0;
+        return validation::compare_reduce(ctx, a, got, want, abs_sum, check->variant, check->checker);
     });
 }
 
