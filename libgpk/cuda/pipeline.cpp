@@ -57,6 +57,17 @@
 // anything is written; buffers are kept for the next call and grow only, unless
 // keeping them would pass the budget: then the call starts over with what it needs.
 //
+// Validation mode (gpk_set_validation). A chunk's compute step also runs the checker
+// rung on the same lane -- for gemm into a tile of its own, from a copy of C's tile;
+// for reduce into partials of its own -- and copies what the comparison reads (the
+// two tiles of C; the tiles of A and B) into the lane's pinned check buffer. The host
+// compares a lane's chunk when the lane's next chunk needs that buffer, or at the
+// end, so the comparisons overlap the GPU's work. The rules (validation.hpp) are the
+// whole call's, accumulated over chunks, and the verdict comes after the last result
+// is in the caller's arrays: GPK_ERROR_VALIDATION leaves the variant's result there.
+// The check tiles count in the budget, the check buffers are pinned like the slots,
+// and both are provisioned with the rest.
+//
 // Files. planner.cpp computes the plans (pure arithmetic, tested on the host),
 // executor.cpp provisions them and runs their chunks on the lanes, trace.cpp keeps
 // the steps' times; this file joins them for each op.
