@@ -10,11 +10,8 @@
 #include "status.hpp"
 #include "validation.hpp"
 
-#include <algorithm>
-#include <cinttypes>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <new>
 #include <vector>
 
@@ -133,7 +130,7 @@ gpk_status copy_matrix(gpk_context &ctx, void *dst, int64_t dld, const void *src
 }
 
 gpk_status copy_bytes(gpk_context &ctx, void *dst, const void *src, size_t bytes, cudaMemcpyKind kind) {
-    return cuda::check(ctx, cudaMemcpyAsync(dst, src, bytes, kind, cuda::stream(ctx)), "cudaMemcpyAsync");
+    return cuda::check(ctx, cudaMemcpyAsync(dst, src, bytes, kind, cuda::stream(ctx)), "cudaMemcpyAsync (staging)");
 }
 
 gpk_status sync(gpk_context &ctx) { return cuda::check(ctx, cudaStreamSynchronize(cuda::stream(ctx)), "cudaStreamSynchronize"); }
