@@ -46,7 +46,8 @@ void GemmCheck::add(const void *got, int64_t ld_got, const void *want, int64_t l
 }
 
 double GemmCheck::tolerance() const {
-    const double eps = dtype_ == GPK_F32 ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+    const double eps =
+        dtype_ == GPK_F32 ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
     return 8 * eps * static_cast<double>(k_ + 2) * scale_;
 }
 
@@ -140,7 +141,8 @@ gpk_status compare_reduce(gpk_context &ctx, const ReduceArgs &a, const void *got
     const Value got = read_value(a.dtype, got_raw), want = read_value(a.dtype, want_raw);
     if (!is_float(a.dtype)) {
         GPK_RETURN_ERROR_IF(got.i != want.i, &ctx, GPK_ERROR_VALIDATION,
-                            "reduce variant '%s' gave %" PRId64 ", '%s' gave %" PRId64, variant, got.i, checker, want.i);
+                            "reduce variant '%s' gave %" PRId64 ", '%s' gave %" PRId64, variant, got.i, checker,
+                            want.i);
         return GPK_SUCCESS;
     }
     double tol = 0;

@@ -26,7 +26,8 @@ std::vector<Tile> tiles(int64_t m, int64_t n, int64_t h, int64_t w, Rng &rng) {
     std::vector<Tile> t;
     for (int64_t c0 = 0; c0 < n; c0 += w)
         for (int64_t r0 = 0; r0 < m; r0 += h) t.push_back(Tile{r0, std::min(h, m - r0), c0, std::min(w, n - c0)});
-    for (size_t i = t.size(); i > 1; --i) std::swap(t[i - 1], t[static_cast<size_t>(rng.range(0, static_cast<int64_t>(i) - 1))]);
+    for (size_t i = t.size(); i > 1; --i)
+        std::swap(t[i - 1], t[static_cast<size_t>(rng.range(0, static_cast<int64_t>(i) - 1))]);
     return t;
 }
 
@@ -79,9 +80,13 @@ void gemm_rules(Suite &suite) {
     for (const Scenario &s : scenarios) {
         Case c(suite, format("gemm rule: %s, whole and in tiles", s.name));
         std::vector<double> got = want;
-        for (const auto &[at, add] : s.changes) got[static_cast<size_t>(at)] = std::isnan(add) ? add : got[static_cast<size_t>(at)] + add;
+        for (const auto &[at, add] : s.changes) {
+            double &v = got[static_cast<size_t>(at)];
+            v = std::isnan(add) ? add : v + add;
+        }
         const auto whole = gemm_verdict(got, want, m, n, k, nullptr, rng);
-        if (whole.first != s.status) c.fail("whole: %s, expected %s", gpk_status_string(whole.first), gpk_status_string(s.status));
+        if (whole.first != s.status)
+            c.fail("whole: %s, expected %s", gpk_status_string(whole.first), gpk_status_string(s.status));
         if (s.names != nullptr && whole.second.find(s.names) == std::string::npos)
             c.fail("whole: \"%s\" does not name %s", whole.second.c_str(), s.names);
         for (const Tile &cut : cuts) {

@@ -330,9 +330,10 @@ int64_t resident_copies(const Pipeline &p, const Transfer &t) {
 }
 
 gpk_status fetch(gpk_context &on, char *host, const void *device, int64_t ld, int64_t inner, int64_t outer, size_t es) {
+    const size_t width = static_cast<size_t>(inner) * es;
     return check(on,
-                 copy_2d(host, static_cast<size_t>(inner) * es, device, static_cast<size_t>(ld) * es,
-                         static_cast<size_t>(inner) * es, static_cast<size_t>(outer), cudaMemcpyDeviceToHost, stream(on)),
+                 copy_2d(host, width, device, static_cast<size_t>(ld) * es, width, static_cast<size_t>(outer),
+                         cudaMemcpyDeviceToHost, stream(on)),
                  "cudaMemcpy2DAsync (validation, to the host)");
 }
 

@@ -364,7 +364,8 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceA
         // The checker's partials first: whatever it fails with comes before the
         // variant's result is written.
         if (check != nullptr)
-            GPK_FORWARD_IF_ERROR(check->run(ctx, ReduceArgs{partial_dtype, a.op, check_partials, pl.pieces, check_result}));
+            GPK_FORWARD_IF_ERROR(
+                check->run(ctx, ReduceArgs{partial_dtype, a.op, check_partials, pl.pieces, check_result}));
         // The partials in piece order, on the context's stream: the same tree every run.
         GPK_FORWARD_IF_ERROR(run(ctx, ReduceArgs{partial_dtype, a.op, partials, pl.pieces, result}));
         if (!dev_result)
