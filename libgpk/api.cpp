@@ -222,6 +222,25 @@ GPK_API gpk_status gpk_set_validation(gpk_context *handle, int enabled) {
     return GPK_SUCCESS;
 }
 
+GPK_API gpk_status gpk_set_math_mode(gpk_context *handle, int mode) {
+    ContextRef ref;
+    GPK_FORWARD_IF_ERROR(acquire(handle, &ref));
+    gpk_context *ctx = ref.get();
+    GPK_RETURN_ERROR_IF(mode != GPK_MATH_DEFAULT && mode != GPK_MATH_TF32, ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "mode (%d) must be GPK_MATH_DEFAULT (0) or GPK_MATH_TF32 (1)", mode);
+    ctx->math_mode = mode;
+    return GPK_SUCCESS;
+}
+
+GPK_API gpk_status gpk_get_math_mode(const gpk_context *handle, int *mode) {
+    ContextRef ref;
+    GPK_FORWARD_IF_ERROR(acquire(handle, &ref));
+    gpk_context *ctx = ref.get();
+    GPK_RETURN_ERROR_IF(mode == nullptr, ctx, GPK_ERROR_INVALID_ARGUMENT, "mode is NULL");
+    *mode = ctx->math_mode;
+    return GPK_SUCCESS;
+}
+
 GPK_API gpk_status gpk_set_staging(gpk_context *handle, int streams, size_t chunk_bytes, size_t device_bytes) {
     ContextRef ref;
     GPK_FORWARD_IF_ERROR(acquire(handle, &ref));

@@ -17,7 +17,9 @@ namespace {
 
 gpk_status check_dtype(gpk_context *ctx, int dtype) {
     GPK_RETURN_ERROR_IF(dtype_size(dtype) == 0, ctx, GPK_ERROR_INVALID_ARGUMENT,
-                        "dtype (%d) must be GPK_F32 (0), GPK_F64 (1), GPK_I32 (2) or GPK_I64 (3)", dtype);
+                        "dtype (%d) must be GPK_F32 (0), GPK_F64 (1), GPK_I32 (2), GPK_I64 (3), GPK_F16 (4) or "
+                        "GPK_BF16 (5)",
+                        dtype);
     return GPK_SUCCESS;
 }
 
@@ -183,8 +185,9 @@ gpk_status check_gemm(gpk_context *ctx, int dtype, int layout, int transa, int t
                       int64_t k, const void *A, int64_t lda, const void *B, int64_t ldb, const void *C,
                       int64_t ldc) {
     GPK_FORWARD_IF_ERROR(check_dtype(ctx, dtype));
-    GPK_RETURN_ERROR_IF(dtype != GPK_F32 && dtype != GPK_F64, ctx, GPK_ERROR_NOT_SUPPORTED,
-                        "dtype (%s) is not supported by gpk_gemm: use GPK_F32 or GPK_F64", dtype_name(dtype));
+    GPK_RETURN_ERROR_IF(dtype == GPK_I32 || dtype == GPK_I64, ctx, GPK_ERROR_NOT_SUPPORTED,
+                        "dtype (%s) is not supported by gpk_gemm: use GPK_F32, GPK_F64, GPK_F16 or GPK_BF16",
+                        dtype_name(dtype));
     GPK_FORWARD_IF_ERROR(check_layout(ctx, layout));
     GPK_FORWARD_IF_ERROR(check_trans(ctx, "transa", transa));
     GPK_FORWARD_IF_ERROR(check_trans(ctx, "transb", transb));

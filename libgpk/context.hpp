@@ -34,6 +34,7 @@ struct gpk_context {
     int device = 0;
     void *stream = nullptr;  // cudaStream_t; null is the default stream
     bool validation = false;
+    int math_mode = GPK_MATH_DEFAULT;  // gpk_set_math_mode: F32 gemm only
     int variant[GPK_OP_COUNT] = {-1, -1, -1, -1};  // -1: "auto", else a ladder index
     gpk::StagingSettings staging;
     std::string last_error;

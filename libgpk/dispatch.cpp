@@ -2,6 +2,7 @@
 
 #include "checks.hpp"
 #include "context.hpp"
+#include "host/host.hpp"
 #include "cuda/ladders.hpp"
 #include "cuda/pipeline.hpp"
 #include "cuda/resources.hpp"
@@ -161,19 +162,62 @@ gpk_status fetch(gpk_context &ctx, void *out, const void *src, int64_t ld, int64
 
 // ---- gemm -------------------------------------------------------------------------
 
+// The rung that checks rung `index` for a dtype: the vendor's, or, when the vendor's
+// is the one checked, the reference rung; -1 when that does not take the dtype (F16
+// and BF16), and the host backend's reference checks it instead (gemm_on_host).
+int gemm_checker(const Ladder<GemmArgs> &ladder, int index, int dtype) {
+    if (index != ladder.vendor) return ladder.vendor;
+    return (ladder.rungs[ladder.reference].dtypes & dtype_bit(dtype)) ? ladder.reference : -1;
+}
+
+// The host backend's reference as a checker's launcher: the device operands are
+// fetched on the context's stream, computed by the host backend, and the result sent
+// back into C's place (which holds C's old values when beta != 0). Its host memory is
+// taken when it runs: in the staging pipeline, after earlier chunks were written.
+gpk_status gemm_on_host(gpk_context &ctx, const GemmArgs &a) {
+    const size_t es = dtype_size(a.dtype);
+    const Storage sa{a.transa ? a.k : a.m, a.transa ? a.m : a.k, a.lda};
+    const Storage sb{a.transb ? a.n : a.k, a.transb ? a.k : a.n, a.ldb};
+    std::vector<unsigned char> A, B, C;
+    try {
+        A.resize(static_cast<size_t>(sa.inner * sa.outer) * es);
+        B.resize(static_cast<size_t>(sb.inner * sb.outer) * es);
+        C.resize(static_cast<size_t>(a.m * a.n) * es);
+    } catch (const std::bad_alloc &) {
+        return fail(&ctx, GPK_ERROR_OUT_OF_MEMORY, "out of host memory for the validation copy");
+    }
+    GPK_FORWARD_IF_ERROR(copy_matrix(ctx, A.data(), sa.inner, a.A, a.lda, sa.inner, sa.outer, es, cudaMemcpyDeviceToHost));
+    GPK_FORWARD_IF_ERROR(copy_matrix(ctx, B.data(), sb.inner, a.B, a.ldb, sb.inner, sb.outer, es, cudaMemcpyDeviceToHost));
+    if (gemm_reads_c(a))
+        GPK_FORWARD_IF_ERROR(copy_matrix(ctx, C.data(), a.m, a.C, a.ldc, a.m, a.n, es, cudaMemcpyDeviceToHost));
+    GPK_FORWARD_IF_ERROR(sync(ctx));
+    GemmArgs h = a;
+    h.A = A.data(), h.lda = sa.inner;
+    h.B = B.data(), h.ldb = sb.inner;
+    h.C = C.data(), h.ldc = a.m;
+    GPK_FORWARD_IF_ERROR(host::gemm(ctx, h));
+    GPK_FORWARD_IF_ERROR(copy_matrix(ctx, a.C, a.ldc, C.data(), a.m, a.m, a.n, es, cudaMemcpyHostToDevice));
+    return sync(ctx);
+}
+
 gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row_major) {
     const Ladder<GemmArgs> &ladder = gemm_ladder(GPK_BACKEND_CUDA);
     const size_t es = dtype_size(user.dtype);
     GemmArgs a = user;
     // k == 0 or alpha == 0 (in the dtype: scalars.hpp) leaves C = beta * C: A and B
     // are not read (CBLAS), and the reference rung does exactly that with k = 0,
-    // whatever variant was chosen.
+    // whatever variant was chosen. For the 16-bit dtypes, which the reference rung does
+    // not take, the vendor rung's launcher does it with a kernel of its own (no cuBLAS
+    // call), beta applied in F32.
     const bool scale_only = !gemm_forms_product(a);
     if (scale_only) a.k = 0;
-    const Launcher<GemmArgs> run =
-        scale_only ? ladder.rungs[ladder.reference].run : launcher(ctx, GPK_OP_GEMM, ladder, index);
+    const Launcher<GemmArgs> scaler =
+        is_16bit(a.dtype) ? ladder.rungs[ladder.vendor].run : ladder.rungs[ladder.reference].run;
+    const Launcher<GemmArgs> run = scale_only ? scaler : launcher(ctx, GPK_OP_GEMM, ladder, index);
     const bool validate = ctx.validation && !scale_only;
-    const int ci = checker_of(ladder, index);
+    const int ci = gemm_checker(ladder, index, a.dtype);
+    const Launcher<GemmArgs> check_run = ci >= 0 ? ladder.rungs[ci].run : gemm_on_host;
+    const char *check_name = ci >= 0 ? ladder.rungs[ci].name : "host";
 
     bool dev_a = true, dev_b = true, dev_c = true;
     if (a.k > 0) {
@@ -183,7 +227,7 @@ gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row
     GPK_FORWARD_IF_ERROR(locate(ctx, a.C, "C", &dev_c));
     if (!(dev_a && dev_b && dev_c)) {
         // The caller's B stays resident: after the row-major swap that is the normalized A.
-        const cuda::Checker<GemmArgs> check{ladder.rungs[ci].run, ladder.rungs[index].name, ladder.rungs[ci].name};
+        const cuda::Checker<GemmArgs> check{check_run, ladder.rungs[index].name, check_name};
         return cuda::staged_gemm(ctx, a, run, row_major, dev_a, dev_b, dev_c, validate ? &check : nullptr);
     }
 
@@ -202,13 +246,13 @@ gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row
     if (!validate) return GPK_SUCCESS;
     GemmArgs c = a;
     c.C = check, c.ldc = a.m;
-    GPK_FORWARD_IF_ERROR(ladder.rungs[ci].run(ctx, c));
+    GPK_FORWARD_IF_ERROR(check_run(ctx, c));
     unsigned char *got = space.data(), *want = got + bytes_c;
     GPK_FORWARD_IF_ERROR(fetch(ctx, got, a.C, a.ldc, a.m, a.n, es));
     GPK_FORWARD_IF_ERROR(fetch(ctx, want, check, a.m, a.m, a.n, es));
-    validation::GemmCheck verdict(a);
+    validation::GemmCheck verdict(ctx, a);
     verdict.add(got, a.m, want, a.m, a.m, a.n, 0, 0);
-    return verdict.verdict(ctx, ladder.rungs[index].name, ladder.rungs[ci].name);
+    return verdict.verdict(ctx, ladder.rungs[index].name, check_name);
 }
 
 // ---- reduce -----------------------------------------------------------------------
@@ -234,7 +278,7 @@ gpk_status reduce_cuda(gpk_context &ctx, const ReduceArgs &user, int index) {
     std::vector<unsigned char> space;
     if (ctx.validation) {
         GPK_FORWARD_IF_ERROR(cuda::buffer(ctx, Slot::Check, rs, &c.result));
-        const bool float_sum = a.op == GPK_SUM && (a.dtype == GPK_F32 || a.dtype == GPK_F64);
+        const bool float_sum = a.op == GPK_SUM && (a.dtype == GPK_F32 || a.dtype == GPK_F64 || is_16bit(a.dtype));
         if (float_sum) GPK_FORWARD_IF_ERROR(reserve(ctx, &space, static_cast<size_t>(a.n) * es));
     }
 

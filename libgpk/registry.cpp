@@ -15,7 +15,7 @@ namespace {
 
 // ---- host backend: one reference implementation per op ---------------------------
 
-constexpr Variant<GemmArgs> kHostGemm[] = {{"host", kFloatTypes, host::gemm}};
+constexpr Variant<GemmArgs> kHostGemm[] = {{"host", kFloatTypes | k16BitTypes, host::gemm}};
 constexpr Variant<ReduceArgs> kHostReduce[] = {{"host", kAllTypes, host::reduce}};
 constexpr Variant<TransposeArgs> kHostTranspose[] = {{"host", kAllTypes, host::transpose}};
 constexpr Variant<PiArgs> kHostPi[] = {{"host", kAllTypes, host::pi}};

@@ -12,13 +12,22 @@
 
 namespace gpk::validation {
 
+// The tolerance of a gemm comparison, relative to the largest |C| of the checker's:
+// each side's F32/F64 accumulation error, plus, for 16-bit C, each side's rounding of
+// the result (2^-11 for F16, 2^-8 for BF16, relative), and in TF32 mode each side's
+// rounding of A and B to a 10-bit mantissa (2^-11 relative each, 2^-10 when the
+// hardware truncates: a product errs by about 2^-9). The gemm comparisons have always
+// measured against the largest |C| rather than sum |a b|, which holds for the random
+// and the one-signed data they are made for.
+double gemm_tolerance(const gpk_context &ctx, const GemmArgs &a);
+
 // gemm: the largest |difference| between the variant's C and the checker's, against
-// 8 eps (k + 2) max |C| of the checker's (the dtype's eps). A NaN on one side only is
-// an infinite difference. The message names the element, the first in column-major
+// gemm_tolerance times max |C| of the checker's. A NaN on one side only is an
+// infinite difference. The message names the element, the first in column-major
 // order among the largest differences.
 class GemmCheck {
 public:
-    explicit GemmCheck(const GemmArgs &a) : dtype_(a.dtype), k_(a.k) {}
+    GemmCheck(const gpk_context &ctx, const GemmArgs &a) : dtype_(a.dtype), relative_(gemm_tolerance(ctx, a)) {}
     // A tile of C, rows x cols from C(row0, col0): the variant's in `got`, the
     // checker's in `want`, column-major with leading dimensions ld_got and ld_want.
     void add(const void *got, int64_t ld_got, const void *want, int64_t ld_want, int64_t rows, int64_t cols,
@@ -34,12 +43,12 @@ private:
                    int64_t row0, int64_t col0);
 
     int dtype_;
-    int64_t k_;
+    double relative_;
     double scale_ = 0, worst_ = 0;
     int64_t row_ = 0, col_ = 0;  // of the worst difference
 };
 
-// transpose: exact, every element of B against A. The message names the first
+// transpose: exact, every element of B against A, as bits. The message names the first
 // difference in row-major order of A.
 class TransposeCheck {
 public:
@@ -62,7 +71,8 @@ private:
 };
 
 // reduce: integers, MIN and MAX exactly (two NaNs agree); a floating-point SUM within
-// 4 eps (log2(n + 1) + 2) sum |x|, the bound of two summation trees. `got` and `want`
+// 4 eps (log2(n + 1) + 2) sum |x|, the bound of two summation trees (F16 and BF16 sum
+// in F32). `got` and `want`
 // hold the results as the call writes them (reduce_result_size bytes).
 // Whether the comparison of got and want needs sum |x| (a float SUM that differs):
 bool reduce_needs_abs_sum(const ReduceArgs &a, const void *got, const void *want);

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Usage: check_exports.sh NM LIBRARY   (NM empty: skipped)
+# Usage: check_exports.sh NM LIBRARY [HEADER]   (NM empty: skipped)
 # The library's dynamic symbol table must define nothing but the gpk_* API: any
 # other export (a static CUDA runtime, an instantiated std:: template) becomes part
 # of the ABI by accident and can clash with the application's own copy.
@@ -29,5 +29,20 @@ if [ -n "$stray" ]; then
     printf '%s\n' "$stray" | head -n 40
     [ "$count" -gt 40 ] && echo "..."
     exit 1
+fi
+# Every function the header declares must be exported (one missing from the build,
+# or hidden, would fail only in the caller's link).
+header=$3
+if [ -n "$header" ]; then
+    declared=$(grep -E '^GPK_API ' "$header" | grep -o -E 'gpk_[A-Za-z0-9_]+\(' | tr -d '(' | sort -u)
+    missing=""
+    for fn in $declared; do
+        printf '%s\n' "$symbols" | grep -q -x -E "$fn(@.*)?" || missing="$missing $fn"
+    done
+    if [ -n "$missing" ]; then
+        echo "$lib does not export functions the header declares:$missing"
+        exit 1
+    fi
+    echo "$lib exports all $(printf '%s\n' "$declared" | wc -l) functions declared in $(basename "$header")"
 fi
 echo "$lib exports $api gpk_ symbols and nothing else"

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 OPS = ["gemm", "reduce", "transpose", "pi"]
-DTYPES = {"float", "all", "f32", "f64"}
+DTYPES = {"float", "floats", "words", "all", "f32", "f64"}
 TAKES = {"any", "checked"}
 RUNG = re.compile(r"^GPK_RUNG\((.*)\)\s*$")
 ROLE = re.compile(r"^GPK_(VENDOR|REFERENCE|AUTO)\(\s*(\w+)\s*\)\s*$")

@@ -8,6 +8,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdarg>
@@ -56,6 +57,8 @@ inline const char *dtype_name(int dtype) {
         case GPK_F64: return "F64";
         case GPK_I32: return "I32";
         case GPK_I64: return "I64";
+        case GPK_F16: return "F16";
+        case GPK_BF16: return "BF16";
         default: return "?";
     }
 }
@@ -74,7 +77,64 @@ inline const char *op_name(int op) {
     }
 }
 
-inline size_t dtype_size(int dtype) { return (dtype == GPK_F32 || dtype == GPK_I32) ? 4 : 8; }
+inline size_t dtype_size(int dtype) {
+    if (dtype == GPK_F16 || dtype == GPK_BF16) return 2;
+    return (dtype == GPK_F32 || dtype == GPK_I32) ? 4 : 8;
+}
+
+// ---- 16-bit values ----------------------------------------------------------------
+
+// GPK_F16 and GPK_BF16 elements travel as their bits. The tests encode and decode them
+// from the formats' definitions (ldexp and one rounding by nearbyint), independently
+// of the library's conversions.
+struct Format16 {
+    int man, exp;  // mantissa and exponent bits
+};
+inline Format16 format16(int dtype) { return dtype == GPK_BF16 ? Format16{7, 8} : Format16{10, 5}; }
+
+// The value of finite or infinite bits (NaN for NaN bits).
+inline long double decode16(int dtype, uint16_t h) {
+    const Format16 f = format16(dtype);
+    const int bias = (1 << (f.exp - 1)) - 1;
+    const int e = (h >> f.man) & ((1 << f.exp) - 1), m = h & ((1 << f.man) - 1);
+    long double v;
+    if (e == (1 << f.exp) - 1)
+        v = m == 0 ? std::numeric_limits<long double>::infinity() : std::numeric_limits<long double>::quiet_NaN();
+    else
+        v = e == 0 ? std::ldexp(static_cast<long double>(m), 1 - bias - f.man)
+                   : std::ldexp(static_cast<long double>((1 << f.man) + m), e - bias - f.man);
+    return (h >> 15) ? -v : v;
+}
+
+// d rounded once to the nearest value of the dtype, ties to even (the default
+// rounding mode of nearbyint); past the largest value, infinity.
+inline uint16_t encode16(int dtype, long double d) {
+    const Format16 f = format16(dtype);
+    const int bias = (1 << (f.exp - 1)) - 1;
+    const uint16_t sign = std::signbit(d) ? 0x8000 : 0;
+    const uint16_t inf = static_cast<uint16_t>(((1 << f.exp) - 1) << f.man);
+    if (std::isnan(d)) return static_cast<uint16_t>(sign | inf | (1 << (f.man - 1)));
+    const long double a = std::fabs(d);
+    if (a == 0) return sign;
+    if (std::isinf(a)) return sign | inf;
+    int e2 = 0;
+    (void)std::frexp(a, &e2);
+    int E = std::max(e2 - 1, 1 - bias);  // the binade, the subnormals' for small values
+    long double q = std::nearbyint(std::ldexp(a, f.man - E));
+    if (q == std::ldexp(1.0L, f.man + 1)) q /= 2, ++E;
+    if (E > bias) return sign | inf;
+    const auto qi = static_cast<uint32_t>(q);
+    if (qi < (1u << f.man)) return static_cast<uint16_t>(sign | qi);  // subnormal (or zero)
+    return static_cast<uint16_t>(sign | ((E + bias) << f.man) | (qi - (1u << f.man)));
+}
+
+// Unit roundoff of a 16-bit dtype: the relative error of one rounding (2^-11, 2^-8),
+// and the largest absolute error near zero (half the smallest subnormal).
+inline long double unit_roundoff16(int dtype) { return std::ldexp(1.0L, -(format16(dtype).man + 1)); }
+inline long double underflow16(int dtype) {
+    const Format16 f = format16(dtype);
+    return std::ldexp(1.0L, 2 - (1 << (f.exp - 1)) - f.man - 1);
+}
 
 // ---- reproducible random numbers --------------------------------------------------
 
@@ -141,6 +201,9 @@ inline double poison<double>() {
 }
 template <>
 inline int32_t poison<int32_t>() { return static_cast<int32_t>(0x5EADBEEF); }
+// 2-byte elements (F16 and BF16 bits): a NaN of either format with a payload.
+template <>
+inline uint16_t poison<uint16_t>() { return 0x7FAD; }
 template <>
 inline int64_t poison<int64_t>() { return static_cast<int64_t>(0x5EADBEEFDEADBEEFull); }
 

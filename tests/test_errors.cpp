@@ -183,7 +183,10 @@ void variant_rules(Checker &check, gpk_context *ctx, const std::string &tag) {
                  [&] { return gpk_get_backend(ctx, nullptr); });
 }
 
-void gemm_rules(Checker &check, gpk_context *ctx, const std::string &tag, void *device_buffer) {
+// The F64 rules, and the same for F16 and BF16: everything the floating-point gemm
+// rejects is rejected the same way for every dtype it takes.
+void gemm_rules(Checker &check, gpk_context *ctx, const std::string &tag_, void *device_buffer, int dtype_) {
+    const std::string tag = dtype_ == GPK_F64 ? tag_ : tag_ + " " + dtype_name(dtype_);
     // Distinct sizes, so that each leading-dimension minimum is a different number.
     const int64_t m = 4, n = 5, k = 3;
     std::vector<double> a(256, 0.5), b(256, 0.25), c(256, 7.0);
@@ -195,7 +198,7 @@ void gemm_rules(Checker &check, gpk_context *ctx, const std::string &tag, void *
         const void *A, *B;
         void *C;
     };
-    const Call base{GPK_F64, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, m, n, k, m, k, m, a.data(), b.data(), c.data()};
+    const Call base{dtype_, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, m, n, k, m, k, m, a.data(), b.data(), c.data()};
     auto run = [ctx](const Call &q) {
         return [ctx, q] {
             return gpk_gemm(ctx, q.dtype, q.layout, q.transa, q.transb, q.m, q.n, q.k, 1.0, q.A, q.lda, q.B, q.ldb, 0.5,
@@ -207,7 +210,7 @@ void gemm_rules(Checker &check, gpk_context *ctx, const std::string &tag, void *
         check.expect(tag + " gpk_gemm " + what, ctx, want, std::move(words), outputs(), run(q));
     };
 
-    for (int dtype : {7, -1, 4, 100}) {
+    for (int dtype : {7, -1, 6, 100}) {
         Call q = base;
         q.dtype = dtype;
         bad(format("dtype=%d", dtype), q, {"dtype"});
@@ -313,7 +316,7 @@ void gemm_rules(Checker &check, gpk_context *ctx, const std::string &tag, void *
         q.lda = mid;
         q.ldb = 1;
         q.ldc = mid;
-        bad("m=n=2^31 F64 (2^65 bytes)", q, {"C", "m", "n", "ldc"});
+        bad("m=n=2^31 (2^62 elements: 2^63 bytes or more)", q, {"C", "m", "n", "ldc"});
         q = base;
         q.layout = GPK_ROW_MAJOR;
         q.m = q.k = big;
@@ -353,13 +356,13 @@ void reduce_rules(Checker &check, gpk_context *ctx, const std::string &tag, void
     auto call = [ctx](int dtype, int op, const void *xp, int64_t n, void *res) {
         return [=] { return gpk_reduce(ctx, dtype, op, xp, n, res); };
     };
-    for (int dtype : {7, -1, 4, 100})
+    for (int dtype : {7, -1, 6, 100})
         check.expect(format("%s gpk_reduce dtype=%d", tag.c_str(), dtype), ctx, GPK_ERROR_INVALID_ARGUMENT, {"dtype"},
                      out, call(dtype, GPK_SUM, x.data(), 8, result));
     for (int op : {3, -1, 7, 100})
         check.expect(format("%s gpk_reduce op=%d", tag.c_str(), op), ctx, GPK_ERROR_INVALID_ARGUMENT, {"op"}, out,
                      call(GPK_F64, op, x.data(), 8, result));
-    for (int dtype : {GPK_F32, GPK_F64, GPK_I32, GPK_I64}) {
+    for (int dtype : std::initializer_list<int>{GPK_F32, GPK_F64, GPK_I32, GPK_I64, GPK_F16, GPK_BF16}) {
         for (int op : {GPK_SUM, GPK_MIN, GPK_MAX})
             check.expect(format("%s gpk_reduce %s op=%d n=-1", tag.c_str(), dtype_name(dtype), op), ctx,
                          GPK_ERROR_INVALID_ARGUMENT, {"n"}, out, call(dtype, op, x.data(), -1, result));
@@ -405,7 +408,7 @@ void transpose_rules(Checker &check, gpk_context *ctx, const std::string &tag, v
     auto bad = [&](const std::string &what, const Call &q, std::vector<std::string> words) {
         check.expect(tag + " gpk_transpose " + what, ctx, GPK_ERROR_INVALID_ARGUMENT, std::move(words), outputs(), run(q));
     };
-    for (int dtype : {7, -1, 4, 100}) {
+    for (int dtype : {7, -1, 6, 100}) {
         Call q = base;
         q.dtype = dtype;
         bad(format("dtype=%d", dtype), q, {"dtype"});
@@ -423,7 +426,7 @@ void transpose_rules(Checker &check, gpk_context *ctx, const std::string &tag, v
         q.cols = -1;
         bad("cols=-1", q, {"cols"});
     }
-    for (int dtype : {GPK_F32, GPK_F64, GPK_I32, GPK_I64})
+    for (int dtype : std::initializer_list<int>{GPK_F32, GPK_F64, GPK_I32, GPK_I64, GPK_F16, GPK_BF16})
         for (int layout : {GPK_COL_MAJOR, GPK_ROW_MAJOR}) {
             const bool col = layout == GPK_COL_MAJOR;
             Call q = base;
@@ -514,6 +517,75 @@ void pi_rules(Checker &check, gpk_context *ctx, const std::string &tag) {
                     [&] { return gpk_pi_range(ctx, top, 0, 1, &r); });
 }
 
+// gpk_set_math_mode / gpk_get_math_mode: only the two modes, a rejected mode leaves the
+// context's as it was, and the mode is the context's own.
+void math_mode_rules(Suite &suite, Checker &check, gpk_context *ctx, const std::string &tag) {
+    int mode = 12345;
+    check.expect_ok(tag + " gpk_get_math_mode at creation", ctx, [&] { return gpk_get_math_mode(ctx, &mode); });
+    {
+        Case c(suite, tag + " math mode at creation is GPK_MATH_DEFAULT");
+        if (mode != GPK_MATH_DEFAULT) c.fail("gpk_get_math_mode gave %d", mode);
+    }
+    check.expect_ok(tag + " gpk_set_math_mode(TF32)", ctx, [&] { return gpk_set_math_mode(ctx, GPK_MATH_TF32); });
+    for (int bad : {2, -1, 100, INT_MIN, INT_MAX})
+        check.expect(format("%s gpk_set_math_mode mode=%d", tag.c_str(), bad), ctx, GPK_ERROR_INVALID_ARGUMENT,
+                     {"mode"}, {}, [&] { return gpk_set_math_mode(ctx, bad); });
+    mode = 12345;
+    gpk_get_math_mode(ctx, &mode);
+    {
+        Case c(suite, tag + " a rejected math mode keeps the previous one (sticky)");
+        if (mode != GPK_MATH_TF32) c.fail("gpk_get_math_mode gave %d after a rejected mode, expected 1", mode);
+    }
+    check.expect_ok(tag + " gpk_set_math_mode(DEFAULT)", ctx, [&] { return gpk_set_math_mode(ctx, GPK_MATH_DEFAULT); });
+    check.expect(tag + " gpk_get_math_mode mode=NULL", ctx, GPK_ERROR_INVALID_ARGUMENT, {"mode"}, {},
+                 [&] { return gpk_get_math_mode(ctx, nullptr); });
+    check.expect(tag + " gpk_set_math_mode(NULL)", nullptr, GPK_ERROR_INVALID_HANDLE, {"ctx"}, {},
+                 [&] { return gpk_set_math_mode(nullptr, GPK_MATH_TF32); });
+    mode = 12345;
+    check.expect("gpk_get_math_mode(NULL)", nullptr, GPK_ERROR_INVALID_HANDLE, {"ctx"}, {{&mode, sizeof mode}},
+                 [&] { return gpk_get_math_mode(nullptr, &mode); });
+}
+
+// A 16-bit dtype on a variant without it: NOT_SUPPORTED naming the variant and the
+// dtype, outputs untouched; every other variant computes it. On the CUDA backend
+// gemm's "naive" and transpose's "cublas_geam" are known not to take them.
+void dtype16_support_rules(Suite &suite, Checker &check, gpk_context *ctx, const std::string &tag) {
+    std::vector<uint16_t> a(64, 0x3C00), b(64, 0x3C00), c(64, 0x4000);  // F16 1, 1, 2 (BF16: 1.875, 1.875, 2)
+    float result = -1.0f;
+    for (int op : {GPK_OP_GEMM, GPK_OP_REDUCE, GPK_OP_TRANSPOSE}) {
+        for (const std::string &variant : suite.variants(op)) {
+            if (variant == "auto" || gpk_set_variant(ctx, op, variant.c_str()) != GPK_SUCCESS) continue;
+            for (int dtype : {GPK_F16, GPK_BF16}) {
+                auto call = [&]() -> gpk_status {
+                    if (op == GPK_OP_GEMM)
+                        return gpk_gemm(ctx, dtype, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, 4, 4, 4, 1.0, a.data(), 4,
+                                        b.data(), 4, 0.0, c.data(), 4);
+                    if (op == GPK_OP_REDUCE) return gpk_reduce(ctx, dtype, GPK_SUM, a.data(), 16, &result);
+                    return gpk_transpose(ctx, dtype, GPK_COL_MAJOR, 4, 4, a.data(), 4, c.data(), 4);
+                };
+                const std::string what = format("%s %s variant=%s %s", tag.c_str(), op_name(op), variant.c_str(),
+                                                dtype_name(dtype));
+                const bool known_unsupported = suite.cuda() && ((op == GPK_OP_GEMM && variant == "naive") ||
+                                                                (op == GPK_OP_TRANSPOSE && variant == "cublas_geam"));
+                const std::vector<Region> outputs = {{c.data(), c.size() * 2}, {&result, sizeof result}};
+                std::vector<uint16_t> c_before = c;
+                const gpk_status st = call();
+                if (st == GPK_ERROR_NOT_SUPPORTED || known_unsupported) {
+                    c = c_before;
+                    const std::string dname = dtype == GPK_F16 ? "GPK_F16" : "GPK_BF16";
+                    check.expect(what + " names the variant", ctx, GPK_ERROR_NOT_SUPPORTED, {variant}, outputs, call);
+                    check.expect(what + " names the dtype", ctx, GPK_ERROR_NOT_SUPPORTED, {dname}, outputs, call);
+                } else {
+                    Case k(suite, what + " computes");
+                    if (st != GPK_SUCCESS) k.fail("status %s: %s", gpk_status_string(st), gpk_last_error(ctx));
+                    if (st == GPK_SUCCESS && gpk_synchronize(ctx) != GPK_SUCCESS) k.fail("gpk_synchronize failed");
+                }
+            }
+        }
+        gpk_set_variant(ctx, op, nullptr);
+    }
+}
+
 void stream_rules(Checker &check, gpk_context *ctx, const std::string &tag, bool host) {
     if (!host) return;
     int fake_stream = 0;
@@ -573,7 +645,9 @@ int main(int argc, char **argv) {
 
     if (host) context_rules(suite, check);
     variant_rules(check, ctx, tag);
-    gemm_rules(check, ctx, tag, device_buffer);
+    for (int dtype : std::initializer_list<int>{GPK_F64, GPK_F16, GPK_BF16}) gemm_rules(check, ctx, tag, device_buffer, dtype);
+    math_mode_rules(suite, check, ctx, tag);
+    dtype16_support_rules(suite, check, ctx, tag);
     reduce_rules(check, ctx, tag, device_buffer);
     transpose_rules(check, ctx, tag, device_buffer);
     pi_rules(check, ctx, tag);

@@ -1,6 +1,17 @@
 // gpk_gemm conformance: every variant of the backend (and "auto") against a
 // reference computed here in long double, over both layouts, all transpositions,
-// tight and padded leading dimensions and the alpha/beta special cases.
+// tight and padded leading dimensions and the alpha/beta special cases; for F32, F64,
+// F16, BF16, and F32 in GPK_MATH_TF32.
+//
+// The bound on each element of C is the F32/F64 one -- 4 u (k + 2) (|alpha| sum |a b|
+// + |beta c|), u the unit roundoff of the accumulation -- and
+//  - for F16 and BF16 (F32 accumulation, u = 2^-24), one rounding of the result on
+//    top: u16 |C| with u16 = 2^-11 (F16) or 2^-8 (BF16), plus half the smallest
+//    subnormal for results near zero;
+//  - in TF32 mode, A and B rounded to a 10-bit mantissa first: each product off by
+//    at most (1 + 2^-10)^2 - 1 = 2^-9 + 2^-20 of |a b| (2^-10 per operand allows
+//    hardware that truncates rather than rounds), so (2^-9 + 2^-19) |alpha| sum |a b|
+//    more.
 #include "harness.hpp"
 
 #include <algorithm>
@@ -10,7 +21,9 @@ namespace {
 using namespace gpkt;
 
 struct Config {
-    int dtype, layout, transa, transb;
+    int dtype;
+    bool tf32;  // F32 in GPK_MATH_TF32
+    int layout, transa, transb;
     int64_t m, n, k;
     int64_t pad_a, pad_b, pad_c;  // added to the CBLAS minimum of each leading dimension
     double alpha, beta;
@@ -25,7 +38,12 @@ struct AlphaBeta {
 constexpr AlphaBeta kAlphaBeta[] = {{1.0, 0.0}, {-0.5, 2.0}, {0.0, 1.5}, {1.3, 0.0}};
 constexpr int kTrans[] = {GPK_NO_TRANS, GPK_TRANS};
 constexpr int kLayouts[] = {GPK_COL_MAJOR, GPK_ROW_MAJOR};
-constexpr int kDtypes[] = {GPK_F32, GPK_F64};
+// The dtypes, and F32 once more in TF32 mode.
+struct Kind {
+    int dtype;
+    bool tf32;
+};
+constexpr Kind kKinds[] = {{GPK_F32, false}, {GPK_F64, false}, {GPK_F16, false}, {GPK_BF16, false}, {GPK_F32, true}};
 
 // The stored shapes of A, B and C for a config (the CBLAS rules).
 struct Shapes {
@@ -49,12 +67,37 @@ Shapes shapes_of(const Config &g) {
 }
 
 std::string describe(const Config &g, const Shapes &s) {
-    return format("gemm %s %s trans=%c%c m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " lda=%" PRId64 " ldb=%" PRId64
+    return format("gemm %s%s %s trans=%c%c m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " lda=%" PRId64 " ldb=%" PRId64
                   " ldc=%" PRId64 " alpha=%g beta=%g%s%s%s",
-                  dtype_name(g.dtype), layout_name(g.layout), g.transa == GPK_TRANS ? 'T' : 'N',
+                  dtype_name(g.dtype), g.tf32 ? " (TF32)" : "", layout_name(g.layout), g.transa == GPK_TRANS ? 'T' : 'N',
                   g.transb == GPK_TRANS ? 'T' : 'N', g.m, g.n, g.k, s.a.ld, s.b.ld, s.c.ld, g.alpha, g.beta,
                   g.nan_in_a ? " A=NaN" : "", g.null_ab ? " A=B=NULL" : "", g.null_c ? " C=NULL" : "");
 }
+
+// How the test stores, reads and bounds the elements of a dtype: T is float or double,
+// or uint16_t holding F16 or BF16 bits.
+template <class T>
+struct Elem {
+    int dtype;
+    T from(long double v) const { return static_cast<T>(v); }
+    long double value(T v) const { return v; }
+    T nan() const { return std::numeric_limits<T>::quiet_NaN(); }
+    long double scalar(double v) const { return static_cast<T>(v); }  // alpha, beta as applied
+    long double acc_eps() const { return std::numeric_limits<T>::epsilon() / 2; }  // 2^-24, 2^-53
+    long double out_eps() const { return 0; }  // the result's rounding is in the F32/F64 bound
+    long double tiny() const { return std::numeric_limits<T>::min(); }
+};
+template <>
+struct Elem<uint16_t> {
+    int dtype;
+    uint16_t from(long double v) const { return encode16(dtype, v); }
+    long double value(uint16_t v) const { return decode16(dtype, v); }
+    uint16_t nan() const { return encode16(dtype, std::numeric_limits<long double>::quiet_NaN()); }
+    long double scalar(double v) const { return static_cast<float>(v); }  // applied in F32
+    long double acc_eps() const { return 0x1p-24L; }                      // F32 accumulation
+    long double out_eps() const { return unit_roundoff16(dtype); }
+    long double tiny() const { return underflow16(dtype) + std::numeric_limits<float>::min(); }
+};
 
 template <class T>
 struct Data {
@@ -65,31 +108,33 @@ struct Data {
 template <class T>
 Data<T> make_data(const Config &g, const Shapes &s) {
     Rng rng(seed_of({g.dtype, g.layout, g.transa, g.transb, g.m, g.n, g.k, g.pad_a, g.pad_b, g.pad_c,
-                     static_cast<int64_t>(g.alpha * 1000), static_cast<int64_t>(g.beta * 1000), g.nan_in_a}));
-    const T nan = std::numeric_limits<T>::quiet_NaN();
+                     static_cast<int64_t>(g.alpha * 1000), static_cast<int64_t>(g.beta * 1000), g.nan_in_a, g.tf32}));
+    const Elem<T> e{g.dtype};
+    const T nan = e.nan();
     Data<T> d;
     // Padding of A and B is NaN: a kernel that reads it poisons its result.
     d.a.assign(std::max<size_t>(s.a.count(), 1), nan);
     d.b.assign(std::max<size_t>(s.b.count(), 1), nan);
     d.c0.assign(std::max<size_t>(s.c.count(), 1), poison<T>());
     for (int64_t r = 0; r < s.a.rows; ++r)
-        for (int64_t c = 0; c < s.a.cols; ++c) d.a[s.a.at(r, c)] = g.nan_in_a ? nan : static_cast<T>(rng.signed_unit());
+        for (int64_t c = 0; c < s.a.cols; ++c) d.a[s.a.at(r, c)] = g.nan_in_a ? nan : e.from(rng.signed_unit());
     for (int64_t r = 0; r < s.b.rows; ++r)
-        for (int64_t c = 0; c < s.b.cols; ++c) d.b[s.b.at(r, c)] = static_cast<T>(rng.signed_unit());
+        for (int64_t c = 0; c < s.b.cols; ++c) d.b[s.b.at(r, c)] = e.from(rng.signed_unit());
     // beta == 0: C is NaN, which must not leak into the result.
     for (int64_t i = 0; i < g.m; ++i)
-        for (int64_t j = 0; j < g.n; ++j) d.c0[s.c.at(i, j)] = g.beta == 0.0 ? nan : static_cast<T>(rng.signed_unit());
+        for (int64_t j = 0; j < g.n; ++j) d.c0[s.c.at(i, j)] = g.beta == 0.0 ? nan : e.from(rng.signed_unit());
 
-    // The reference, with alpha and beta converted to T as the library does, and
-    // a per-element bound on the rounding error of any summation order.
-    const long double alpha = static_cast<T>(g.alpha), beta = static_cast<T>(g.beta);
+    // The reference, with alpha and beta converted as the library does, and a
+    // per-element bound on the rounding error of any summation order.
+    const long double alpha = e.scalar(g.alpha), beta = e.scalar(g.beta);
     const bool ta = g.transa == GPK_TRANS, tb = g.transb == GPK_TRANS;
     std::vector<long double> opa(static_cast<size_t>(g.m * g.k)), opbt(static_cast<size_t>(g.n * g.k));
     for (int64_t i = 0; i < g.m; ++i)
-        for (int64_t l = 0; l < g.k; ++l) opa[i * g.k + l] = d.a[ta ? s.a.at(l, i) : s.a.at(i, l)];
+        for (int64_t l = 0; l < g.k; ++l) opa[i * g.k + l] = e.value(d.a[ta ? s.a.at(l, i) : s.a.at(i, l)]);
     for (int64_t j = 0; j < g.n; ++j)
-        for (int64_t l = 0; l < g.k; ++l) opbt[j * g.k + l] = d.b[tb ? s.b.at(j, l) : s.b.at(l, j)];
-    const long double eps = std::numeric_limits<T>::epsilon() / 2;  // unit roundoff: 2^-24, 2^-53
+        for (int64_t l = 0; l < g.k; ++l) opbt[j * g.k + l] = e.value(d.b[tb ? s.b.at(j, l) : s.b.at(l, j)]);
+    const long double eps = e.acc_eps(), out_eps = e.out_eps();
+    const long double tf32_eps = g.tf32 ? 0x1p-9L + 0x1p-19L : 0.0L;
     d.ref.resize(static_cast<size_t>(g.m * g.n));
     d.bound.resize(d.ref.size());
     for (int64_t j = 0; j < g.n; ++j) {
@@ -104,10 +149,12 @@ Data<T> make_data(const Config &g, const Shapes &s) {
                     abs_sum += std::fabs(p);
                 }
             }
-            const long double c = beta != 0 ? static_cast<long double>(d.c0[s.c.at(i, j)]) : 0.0L;
-            d.ref[j * g.m + i] = alpha * sum + beta * c;
-            d.bound[j * g.m + i] = 4 * eps * (g.k + 2) * (std::fabs(alpha) * abs_sum + std::fabs(beta * c)) +
-                                   std::numeric_limits<T>::min();
+            const long double c = beta != 0 ? e.value(d.c0[s.c.at(i, j)]) : 0.0L;
+            const long double ref = alpha * sum + beta * c;
+            const long double acc = 4 * eps * (g.k + 2) * (std::fabs(alpha) * abs_sum + std::fabs(beta * c)) +
+                                    tf32_eps * std::fabs(alpha) * abs_sum;
+            d.ref[j * g.m + i] = ref;
+            d.bound[j * g.m + i] = acc * (1 + out_eps) + out_eps * std::fabs(ref) + e.tiny();
         }
     }
     return d;
@@ -117,13 +164,14 @@ Data<T> make_data(const Config &g, const Shapes &s) {
 // everywhere, so that an unwritten NaN element is caught), the padding untouched.
 template <class T>
 void check_c(Case &c, const Config &g, const Shapes &s, const Data<T> &d, const std::vector<T> &got) {
+    const Elem<T> e{g.dtype};
     int64_t bad = 0;
     for (int64_t j = 0; j < g.n; ++j) {
         for (int64_t i = 0; i < g.m; ++i) {
-            const T v = got[s.c.at(i, j)];
+            const long double v = e.value(got[s.c.at(i, j)]);
             const long double ref = d.ref[j * g.m + i], bound = d.bound[j * g.m + i];
-            const long double err = std::fabs(static_cast<long double>(v) - ref);
-            if (std::isfinite(static_cast<double>(v)) && err <= bound) continue;
+            const long double err = std::fabs(v - ref);
+            if (std::isfinite(v) && err <= bound) continue;
             if (bad++ == 0)
                 c.fail("C(%" PRId64 ", %" PRId64 ") = %.17g, expected %.17Lg (error %.3Lg, bound %.3Lg)", i, j,
                        static_cast<double>(v), ref, err, bound);
@@ -152,6 +200,18 @@ void run_config(Suite &suite, const Config &g, const std::vector<std::string> &v
     const Data<T> d = make_data<T>(g, s);
     const std::string base = describe(g, s);
     const bool quick = g.m == 0 || g.n == 0;
+    if (g.tf32) {
+        Case c(suite, base + " set TF32");
+        if (!c.expect(gpk_set_math_mode(suite.ctx(), GPK_MATH_TF32), GPK_SUCCESS, "gpk_set_math_mode(TF32)")) return;
+    }
+    // Back to the default however the cases end.
+    struct Restore {
+        gpk_context *ctx;
+        bool on;
+        ~Restore() {
+            if (on) gpk_set_math_mode(ctx, GPK_MATH_DEFAULT);
+        }
+    } restore{suite.ctx(), g.tf32};
 
     for (const std::string &variant : variants) {
         // Placement masks: bit 0 A, bit 1 B, bit 2 C. NULL arrays stay host-side.
@@ -204,8 +264,10 @@ void run_config(Suite &suite, const Config &g, const std::vector<std::string> &v
 void run(Suite &suite, const Config &g, const std::vector<std::string> &variants, uint64_t rotation) {
     if (g.dtype == GPK_F32)
         run_config<float>(suite, g, variants, rotation);
-    else
+    else if (g.dtype == GPK_F64)
         run_config<double>(suite, g, variants, rotation);
+    else
+        run_config<uint16_t>(suite, g, variants, rotation);
 }
 
 struct Size3 {
@@ -223,13 +285,13 @@ int main(int argc, char **argv) {
     for (int64_t m : {1, 17})
         for (int64_t n : {1, 17})
             for (int64_t k : {1, 17})
-                for (int dtype : kDtypes)
+                for (const Kind &kind : kKinds)
                     for (int layout : kLayouts)
                         for (int ta : kTrans)
                             for (int tb : kTrans)
                                 for (int64_t pad : {0, 3})
                                     for (const AlphaBeta &ab : kAlphaBeta)
-                                        run(suite, Config{dtype, layout, ta, tb, m, n, k, pad, pad, pad, ab.alpha, ab.beta},
+                                        run(suite, Config{kind.dtype, kind.tf32, layout, ta, tb, m, n, k, pad, pad, pad, ab.alpha, ab.beta},
                                             variants, rotation++);
 
     // Shapes with 255: every layout and transposition; alpha/beta and padding rotate
@@ -238,14 +300,14 @@ int main(int argc, char **argv) {
                             {17, 255, 255}, {255, 17, 255}, {255, 1, 255}, {1, 255, 17}};
     for (const Size3 &sz : medium) {
         int turn = 0;
-        for (int dtype : kDtypes)
+        for (const Kind &kind : kKinds)
             for (int layout : kLayouts)
                 for (int ta : kTrans)
                     for (int tb : kTrans) {
                         const AlphaBeta ab = kAlphaBeta[turn % 4];
                         const int64_t pad = (turn / 4) % 2 ? 3 : 0;
                         // Unequal paddings catch a kernel that mixes up lda, ldb and ldc.
-                        run(suite, Config{dtype, layout, ta, tb, sz.m, sz.n, sz.k, pad, pad + 2 * (turn % 2), pad + 1, ab.alpha, ab.beta},
+                        run(suite, Config{kind.dtype, kind.tf32, layout, ta, tb, sz.m, sz.n, sz.k, pad, pad + 2 * (turn % 2), pad + 1, ab.alpha, ab.beta},
                             variants, rotation++);
                         ++turn;
                     }
@@ -253,11 +315,11 @@ int main(int argc, char **argv) {
     // The cube and the large shapes: fewer combinations each.
     {
         int turn = 0;
-        for (int dtype : kDtypes)
+        for (const Kind &kind : kKinds)
             for (int layout : kLayouts)
                 for (int trans : kTrans) {
                     const AlphaBeta ab = kAlphaBeta[turn % 4];
-                    run(suite, Config{dtype, layout, trans, trans == GPK_TRANS ? GPK_NO_TRANS : GPK_TRANS, 255, 255, 255,
+                    run(suite, Config{kind.dtype, kind.tf32, layout, trans, trans == GPK_TRANS ? GPK_NO_TRANS : GPK_TRANS, 255, 255, 255,
                                       turn % 2 ? 3 : 0, 0, turn % 2 ? 0 : 3, ab.alpha, ab.beta},
                         variants, rotation++);
                     ++turn;
@@ -268,11 +330,11 @@ int main(int argc, char **argv) {
                            {33, 65, 4097}};
     for (const Size3 &sz : large) {
         int turn = 0;
-        for (int dtype : kDtypes)
+        for (const Kind &kind : kKinds)
             for (int layout : kLayouts) {
                 const int ta = kTrans[turn % 2], tb = kTrans[(turn / 2) % 2];
                 const AlphaBeta ab = kAlphaBeta[(turn + 1) % 4];
-                run(suite, Config{dtype, layout, ta, tb, sz.m, sz.n, sz.k, 3 * (turn % 2), 0, 3 * (turn % 2), ab.alpha, ab.beta},
+                run(suite, Config{kind.dtype, kind.tf32, layout, ta, tb, sz.m, sz.n, sz.k, 3 * (turn % 2), 0, 3 * (turn % 2), ab.alpha, ab.beta},
                     variants, rotation++);
                 ++turn;
             }
@@ -280,30 +342,30 @@ int main(int argc, char **argv) {
 
     // k == 0: C = beta * C (beta == 0 gives exact zeros over a NaN C), with A and B
     // either NULL or valid and unread.
-    for (int dtype : kDtypes)
+    for (const Kind &kind : kKinds)
         for (int layout : kLayouts)
             for (int ta : kTrans)
                 for (double beta : {0.0, 1.5, 1.0})
                     for (bool null_ab : {false, true}) {
-                        Config g{dtype, layout, ta, GPK_NO_TRANS, 17, 255, 0, 0, 0, 1, 2.0, beta};
+                        Config g{kind.dtype, kind.tf32, layout, ta, GPK_NO_TRANS, 17, 255, 0, 0, 0, 1, 2.0, beta};
                         g.null_ab = null_ab;
                         run(suite, g, variants, rotation++);
                     }
     // alpha == 0: A and B are not read either, so NaN in A must not leak.
-    for (int dtype : kDtypes)
+    for (const Kind &kind : kKinds)
         for (int layout : kLayouts)
             for (double beta : {0.0, 1.5}) {
-                Config g{dtype, layout, GPK_NO_TRANS, GPK_TRANS, 17, 17, 17, 0, 3, 0, 0.0, beta};
+                Config g{kind.dtype, kind.tf32, layout, GPK_NO_TRANS, GPK_TRANS, 17, 17, 17, 0, 3, 0, 0.0, beta};
                 g.nan_in_a = true;
                 run(suite, g, variants, rotation++);
             }
     // m == 0 or n == 0: quick return, C untouched, NULL arrays allowed.
     const Size3 empty[] = {{0, 17, 17}, {17, 0, 17}, {0, 0, 0}, {0, 17, 0}};
     for (const Size3 &sz : empty)
-        for (int dtype : kDtypes)
+        for (const Kind &kind : kKinds)
             for (int layout : kLayouts)
                 for (int nulls = 0; nulls < 3; ++nulls) {
-                    Config g{dtype, layout, GPK_TRANS, GPK_NO_TRANS, sz.m, sz.n, sz.k, 0, 0, 2, 1.0, 0.5};
+                    Config g{kind.dtype, kind.tf32, layout, GPK_TRANS, GPK_NO_TRANS, sz.m, sz.n, sz.k, 0, 0, 2, 1.0, 0.5};
                     g.null_ab = nulls >= 1;
                     g.null_c = nulls == 2;
                     run(suite, g, variants, rotation++);

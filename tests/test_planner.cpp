@@ -55,7 +55,7 @@ void helpers(Suite &suite) {
         expect_eq<int64_t>(c, "device_ld(8, 4)", plan::device_ld(8, 4), 8);
         expect_eq<int64_t>(c, "device_ld(3, 8)", plan::device_ld(3, 8), 4);
         expect_eq<int64_t>(c, "device_ld(0, 8)", plan::device_ld(0, 8), 1);
-        for (size_t es : {size_t{4}, size_t{8}})
+        for (size_t es : {size_t{2}, size_t{4}, size_t{8}})
             for (int64_t inner = 1; inner <= 300; ++inner) {
                 const int64_t ld = plan::device_ld(inner, es);
                 if (ld < inner || ld * static_cast<int64_t>(es) % 16 != 0 || (ld - inner) * static_cast<int64_t>(es) >= 16)
@@ -76,6 +76,11 @@ void helpers(Suite &suite) {
         if (plan::zero_in(GPK_F64, 1e-300)) c.fail("1e-300 is zero in F64");
         if (!plan::zero_in(GPK_F32, -0.0) || !plan::zero_in(GPK_F64, 0.0)) c.fail("a zero is not zero");
         if (plan::zero_in(GPK_F32, 1e-30)) c.fail("1e-30 (a float) is zero in F32");
+        // F16 and BF16 apply beta in F32: zero there is zero for them.
+        for (int dtype : {int{GPK_F16}, int{GPK_BF16}}) {
+            if (!plan::zero_in(dtype, 1e-300)) c.fail("1e-300 is not zero in F32 for dtype %d", dtype);
+            if (plan::zero_in(dtype, 1e-30)) c.fail("1e-30 is zero for dtype %d", dtype);
+        }
         if (plan::zero_in(GPK_F64, 4.9e-324)) c.fail("the least subnormal double is zero in F64");
     }
     {

@@ -1,6 +1,8 @@
 // gpk_reduce conformance: every variant (and "auto") for every dtype and op against
 // references computed here (long double sums, exact integer sums modulo 2^64),
 // plus NaN propagation, n == 0, run-to-run determinism and the result's width.
+// F16 and BF16 inputs are the test's own roundings of random doubles; their sums
+// accumulate in F32 (unit roundoff 2^-24) and come back as a float.
 #include "harness.hpp"
 
 #include <algorithm>
@@ -10,15 +12,17 @@ namespace {
 
 using namespace gpkt;
 
-constexpr int kDtypes[] = {GPK_F32, GPK_F64, GPK_I32, GPK_I64};
+constexpr int kDtypes[] = {GPK_F32, GPK_F64, GPK_I32, GPK_I64, GPK_F16, GPK_BF16};
 constexpr int kOps[] = {GPK_SUM, GPK_MIN, GPK_MAX};
 // The result buffer is wider than any result: bytes past the result's size are a
-// guard that must stay as they were (an F32 result is 4 bytes, all others 8).
+// guard that must stay as they were (an F32, F16 or BF16 result is 4 bytes, all
+// others 8).
 constexpr size_t kResultBuffer = 16;
 constexpr unsigned char kGuard = 0xA5;
 
 const char *reduce_op_name(int op) { return op == GPK_SUM ? "SUM" : op == GPK_MIN ? "MIN" : "MAX"; }
-size_t result_size(int dtype) { return dtype == GPK_F32 ? 4 : 8; }
+bool float_result(int dtype) { return dtype == GPK_F32 || dtype == GPK_F16 || dtype == GPK_BF16; }
+size_t result_size(int dtype) { return float_result(dtype) ? 4 : 8; }
 
 // An input array and what each op must give for it.
 struct Input {
@@ -33,8 +37,9 @@ struct Input {
     int64_t expect_int[3] = {0, 0, 0};
 };
 
+// u: the unit roundoff of the accumulation.
 template <class T>
-void expect_float(Input &in, const std::vector<T> &x) {
+void expect_float(Input &in, const std::vector<T> &x, long double u) {
     long double sum = 0, abs_sum = 0;
     long double lo = std::numeric_limits<long double>::infinity(), hi = -lo;
     bool nan = false;
@@ -54,7 +59,6 @@ void expect_float(Input &in, const std::vector<T> &x) {
     in.expect_float[GPK_MAX] = nan ? qnan : hi;
     // A summation tree of depth log2(n) loses at most about u per level on each
     // term; the small constant covers the final rounding and the leaves.
-    const long double u = std::numeric_limits<T>::epsilon() / 2;
     in.sum_bound = 4 * u * (std::log2(static_cast<long double>(in.n) + 1) + 2) * abs_sum;
 }
 
@@ -81,7 +85,7 @@ Input finish(int dtype, std::string label, const std::vector<T> &x) {
     in.bytes.resize(std::max<size_t>(x.size() * sizeof(T), 1));
     if (!x.empty()) std::memcpy(in.bytes.data(), x.data(), x.size() * sizeof(T));
     if (std::is_floating_point<T>::value)
-        expect_float(in, x);
+        expect_float(in, x, std::numeric_limits<T>::epsilon() / 2);
     else
         expect_int(in, x);
     return in;
@@ -137,9 +141,29 @@ std::vector<T> generate(int dtype, int64_t n, Kind kind) {
     return x;
 }
 
+// F16 and BF16: the doubles rounded to the dtype; the expectations from the values
+// stored.
+Input finish16(int dtype, std::string label, const std::vector<double> &xd) {
+    std::vector<uint16_t> bits(xd.size());
+    std::vector<long double> values(xd.size());
+    for (size_t i = 0; i < xd.size(); ++i) {
+        bits[i] = encode16(dtype, xd[i]);
+        values[i] = decode16(dtype, bits[i]);
+    }
+    Input in;
+    in.dtype = dtype;
+    in.n = static_cast<int64_t>(xd.size());
+    in.label = std::move(label);
+    in.bytes.resize(std::max<size_t>(bits.size() * 2, 1));
+    if (!bits.empty()) std::memcpy(in.bytes.data(), bits.data(), bits.size() * 2);
+    expect_float(in, values, 0x1p-24L);  // F32 accumulation
+    return in;
+}
+
 Input make_input(int dtype, int64_t n, Kind kind) {
     const std::string label = kind_name(kind);
     switch (dtype) {
+        case GPK_F16: case GPK_BF16: return finish16(dtype, label, generate<double>(dtype, n, kind));
         case GPK_F32: return finish(dtype, label, generate<float>(dtype, n, kind));
         case GPK_F64: return finish(dtype, label, generate<double>(dtype, n, kind));
         case GPK_I32: return finish(dtype, label, generate<int32_t>(dtype, n, kind));
@@ -166,7 +190,7 @@ void check_result(Case &c, const Input &in, int op, const unsigned char *out) {
         return;
     }
     long double got;
-    if (in.dtype == GPK_F32) {
+    if (float_result(in.dtype)) {
         float f;
         std::memcpy(&f, out, sizeof f);
         got = f;
@@ -282,7 +306,7 @@ int main(int argc, char **argv) {
         for (int op : kOps) run_input(suite, in, op, variants, rotation++);
     }
     // NaN anywhere makes MIN, MAX and SUM NaN.
-    for (int dtype : {GPK_F32, GPK_F64})
+    for (int dtype : std::initializer_list<int>{GPK_F32, GPK_F64, GPK_F16, GPK_BF16})
         for (int64_t n : {int64_t{17}, int64_t{4097}, (int64_t{1} << 20) + 3})
             for (Kind kind : {Kind::nan_first, Kind::nan_middle, Kind::nan_last}) {
                 const Input in = make_input(dtype, n, kind);

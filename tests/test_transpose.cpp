@@ -9,7 +9,7 @@ namespace {
 
 using namespace gpkt;
 
-constexpr int kDtypes[] = {GPK_F32, GPK_F64, GPK_I32, GPK_I64};
+constexpr int kDtypes[] = {GPK_F32, GPK_F64, GPK_I32, GPK_I64, GPK_F16, GPK_BF16};
 constexpr int kLayouts[] = {GPK_COL_MAJOR, GPK_ROW_MAJOR};
 
 // What the elements of A are. Ordinary cases use random finite, normal bit
@@ -44,6 +44,12 @@ U random_element(Rng &rng, int dtype) {
     } else if (dtype == GPK_F64) {
         const uint64_t exp = static_cast<uint64_t>(rng.range(1, 2046));
         bits = static_cast<U>((static_cast<uint64_t>(bits) & 0x800FFFFFFFFFFFFFull) | (exp << 52));
+    } else if (dtype == GPK_F16) {
+        const uint32_t exp = static_cast<uint32_t>(rng.range(1, 30));
+        bits = static_cast<U>((static_cast<uint32_t>(bits) & 0x83FFu) | (exp << 10));
+    } else if (dtype == GPK_BF16) {
+        const uint32_t exp = static_cast<uint32_t>(rng.range(1, 254));
+        bits = static_cast<U>((static_cast<uint32_t>(bits) & 0x807Fu) | (exp << 7));
     }
     return bits;
 }
@@ -56,7 +62,13 @@ U special_element(Rng &rng, int dtype) {
                                    0x7FF0000000000000ull, 0xFFF0000000000000ull, 0x8000000000000000ull,
                                    0x0000000000000000ull, 0x0000000000000001ull, 0x800FFFFFFFFFFFFFull,
                                    0x7FFFFFFFFFFFFFFFull};
+    // F16, BF16: quiet and signalling NaNs with payloads, infinities, signed zeros,
+    // subnormals.
+    static const uint16_t f16[] = {0x7E01u, 0x7C01u, 0xFDA5u, 0x7C00u, 0xFC00u, 0x8000u, 0x0000u, 0x0001u, 0x83FFu, 0x7FFFu};
+    static const uint16_t bf16[] = {0x7FC1u, 0x7F81u, 0xFFA5u, 0x7F80u, 0xFF80u, 0x8000u, 0x0000u, 0x0001u, 0x807Fu, 0x7FFFu};
     if (rng.range(0, 3) != 0) return random_element<U>(rng, dtype);
+    if (dtype == GPK_F16) return static_cast<U>(f16[rng.range(0, 9)]);
+    if (dtype == GPK_BF16) return static_cast<U>(bf16[rng.range(0, 9)]);
     if (dtype == GPK_F32) return static_cast<U>(f32[rng.range(0, 9)]);
     if (dtype == GPK_F64) return static_cast<U>(f64[rng.range(0, 9)]);
     return static_cast<U>(rng.next());
@@ -76,7 +88,9 @@ void run_typed(Suite &suite, const Config &g, const std::vector<std::string> &va
 
     Rng rng(seed_of({g.dtype, g.layout, g.rows, g.cols, g.pad_a, g.pad_b, static_cast<int64_t>(g.fill)}));
     U poison_bits;
-    if (sizeof(U) == 4) {
+    if (sizeof(U) == 2) {
+        poison_bits = static_cast<U>(poison<uint16_t>());
+    } else if (sizeof(U) == 4) {
         const int32_t p = poison<int32_t>();
         std::memcpy(&poison_bits, &p, sizeof p);
     } else {
@@ -159,7 +173,9 @@ void run_typed(Suite &suite, const Config &g, const std::vector<std::string> &va
 }
 
 void run(Suite &suite, const Config &g, const std::vector<std::string> &variants, uint64_t rotation) {
-    if (dtype_size(g.dtype) == 4)
+    if (dtype_size(g.dtype) == 2)
+        run_typed<uint16_t>(suite, g, variants, rotation);
+    else if (dtype_size(g.dtype) == 4)
         run_typed<uint32_t>(suite, g, variants, rotation);
     else
         run_typed<uint64_t>(suite, g, variants, rotation);
@@ -217,10 +233,11 @@ int main(int argc, char **argv) {
             for (int layout : kLayouts)
                 for (const Pads &p : pads) {
                     // The large matrices take their time: 1000 x 1000 tight and one padded, 4097 x
-                    // 4095 tight and both padded, for one dtype of each element size.
+                    // 4095 tight and both padded, for one dtype of each element size and F32.
                     if (sz.rows == 1000 && sz.cols == 1000 && (p.a == 3 || p.a == 1)) continue;
                     if (sz.rows == 4097 && sz.cols == 4095 &&
-                        (suite.quick() || dtype == GPK_I32 || dtype == GPK_I64 || (p.a == 0 ? p.b != 0 : p.a != 3)))
+                        (suite.quick() || dtype == GPK_I32 || dtype == GPK_I64 || dtype == GPK_BF16 ||
+                         (p.a == 0 ? p.b != 0 : p.a != 3)))
                         continue;
                     run(suite, Config{dtype, layout, sz.rows, sz.cols, p.a, p.b}, variants, rotation++);
                 }

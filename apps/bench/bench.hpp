@@ -204,7 +204,16 @@ public:
     virtual bool link_duplex() const { return false; }
 };
 
-std::unique_ptr<Case> make_gemm_case(const Env &env, int dtype, int64_t m, int64_t n, int64_t k);
+// gemm's settings beyond the shape: the context's math mode (GPK_MATH_*, already set
+// on env.ctx; it widens the check's tolerance) and leading dimensions made odd (the
+// smallest odd value at or above each minimum), the unaligned case vendor libraries
+// leave their fast paths for.
+struct GemmSettings {
+    int math = GPK_MATH_DEFAULT;
+    bool odd_ld = false;
+};
+std::unique_ptr<Case> make_gemm_case(const Env &env, int dtype, int64_t m, int64_t n, int64_t k,
+                                     const GemmSettings &settings = {});
 std::unique_ptr<Case> make_reduce_case(const Env &env, int dtype, int64_t n);
 std::unique_ptr<Case> make_transpose_case(const Env &env, int dtype, int64_t rows, int64_t cols);
 std::unique_ptr<Case> make_pi_case(const Env &env, uint64_t samples, uint64_t seed);

@@ -77,20 +77,32 @@ struct Options {
     bool list = false;
     int backend = GPK_BACKEND_AUTO;
     int device = 0;
+    GemmSettings gemm;  // --math, --ld
 };
+
+// gemm's shapes for the 16-bit dtypes and TF32 when no --size is given: the square
+// sizes around the chip's peak, a short-k product, and 4097^3 (with --ld odd, every
+// leading dimension odd), where vendor libraries leave their aligned fast paths.
+const std::vector<std::vector<uint64_t>> kTensorCoreShapes = {{1024}, {4096}, {8192}, {8192, 8192, 256}, {4097}};
 
 void usage(std::FILE *to) {
     std::fprintf(to,
                  "usage: %s [--op gemm|reduce|transpose|pi|all] [--size S[,S...]] [--dtype f32|f64|i32|i64[,...]]\n"
                  "                 [--variant NAME[,NAME...]] [--memory device|pinned] [--repeat R] [--json FILE]\n"
                  "                 [--quick] [--backend auto|cuda|host] [--device N] [--list]\n"
+                 "                 [--math default|tf32] [--ld tight|odd]\n"
                  "  --op       ops to run, comma-separated (default all; reduce,transpose with --memory pinned)\n"
                  "  --size     gemm: N or MxNxK; reduce: N; transpose: N or ROWSxCOLS; pi: samples.\n"
                  "             Counts may be written 4096, 2^28 or 1e8. Default: the headline set\n"
                  "             (gemm 1024^3 and 4096^3; reduce 2^22 and 2^28; transpose 8192^2 and\n"
                  "             16384^2 (f64: 8192^2); pi 2^32 samples)\n"
-                 "  --dtype    element types, comma-separated (default: gemm f32,f64; reduce f32,i32;\n"
-                 "             transpose f32,f64); pi has none\n"
+                 "  --dtype    element types, comma-separated: f32, f64, i32, i64, f16, bf16 (default: gemm\n"
+                 "             f32,f64; reduce f32,i32; transpose f32,f64); pi has none. gemm of f16 or bf16\n"
+                 "             without --size runs 1024^3, 4096^3, 8192^3, 8192x8192x256 and 4097^3\n"
+                 "  --math     gemm's math mode (gpk_set_math_mode): default (exact FP32) or tf32, in which\n"
+                 "             F32 gemm may use TF32 tensor cores (without --size: the f16 shapes above)\n"
+                 "  --ld       gemm's leading dimensions: tight (default, the matrices' heights) or odd (the\n"
+                 "             smallest odd value at or above each height)\n"
                  "  --variant  run only these variants, and the vendor's for the ratios (default all; the vendor\n"
                  "             and auto with --memory pinned). \"auto\" is the library's own choice, as a row of\n"
                  "             its own after the ladder; \"all\" is every rung\n"
@@ -156,9 +168,17 @@ int parse(int argc, char **argv, Options *opt) {
             if (missing) return bad("--dtype needs a value");
             for (const std::string &name : gpk_app::split(value, ',')) {
                 const int dtype = gpk_app::parse_dtype(name);
-                if (dtype < 0) return bad("unknown dtype '" + name + "' (f32, f64, i32 or i64)");
+                if (dtype < 0) return bad("unknown dtype '" + name + "' (f32, f64, i32, i64, f16 or bf16)");
                 opt->dtypes.push_back(dtype);
             }
+        } else if (gpk_app::take_option(argc, argv, &i, "--math", &value, &missing)) {
+            if (missing) return bad("--math needs a value");
+            if (value != "default" && value != "tf32") return bad("unknown math mode '" + value + "' (default or tf32)");
+            opt->gemm.math = value == "tf32" ? GPK_MATH_TF32 : GPK_MATH_DEFAULT;
+        } else if (gpk_app::take_option(argc, argv, &i, "--ld", &value, &missing)) {
+            if (missing) return bad("--ld needs a value");
+            if (value != "tight" && value != "odd") return bad("unknown --ld '" + value + "' (tight or odd)");
+            opt->gemm.odd_ld = value == "odd";
         } else if (gpk_app::take_option(argc, argv, &i, "--variant", &value, &missing)) {
             if (missing || value.empty()) return bad("--variant needs a variant name");
             for (const std::string &name : gpk_app::split(value, ',')) opt->variants.push_back(name);
@@ -232,7 +252,7 @@ bool plan(const Options &opt, bool small, std::vector<Spec> *specs) {
         if (!opt.dtypes.empty() && op != GPK_OP_PI) {
             dtypes.clear();
             for (int dtype : opt.dtypes) {
-                if (op == GPK_OP_GEMM && dtype != GPK_F32 && dtype != GPK_F64) {
+                if (op == GPK_OP_GEMM && (dtype == GPK_I32 || dtype == GPK_I64)) {
                     std::printf("%s: gemm is floating point only; skipping %s\n", kProg, gpk_app::dtype_name(dtype));
                     continue;
                 }
@@ -250,18 +270,22 @@ bool plan(const Options &opt, bool small, std::vector<Spec> *specs) {
                 sizes.push_back(*dims);
             }
         }
-        for (int dtype : dtypes)
-            for (const auto &dims : sizes) specs->push_back({op, dtype, dims});
+        for (int dtype : dtypes) {
+            // The tensor-core dtypes and modes have their own default shapes.
+            const bool tensor = op == GPK_OP_GEMM && opt.sizes.empty() && !small && !opt.pinned &&
+                                (dtype == GPK_F16 || dtype == GPK_BF16 || (dtype == GPK_F32 && opt.gemm.math == GPK_MATH_TF32));
+            for (const auto &dims : tensor ? kTensorCoreShapes : sizes) specs->push_back({op, dtype, dims});
+        }
     }
     return true;
 }
 
-std::unique_ptr<Case> make_case(const Env &env, const Spec &s) {
+std::unique_ptr<Case> make_case(const Env &env, const Spec &s, const GemmSettings &gemm) {
     const auto dim = [&](size_t i) { return static_cast<int64_t>(s.dims[std::min(i, s.dims.size() - 1)]); };
     switch (s.op) {
         case GPK_OP_GEMM:
-            return s.dims.size() == 1 ? make_gemm_case(env, s.dtype, dim(0), dim(0), dim(0))
-                                      : make_gemm_case(env, s.dtype, dim(0), dim(1), dim(2));
+            return s.dims.size() == 1 ? make_gemm_case(env, s.dtype, dim(0), dim(0), dim(0), gemm)
+                                      : make_gemm_case(env, s.dtype, dim(0), dim(1), dim(2), gemm);
         case GPK_OP_REDUCE: return make_reduce_case(env, s.dtype, dim(0));
         case GPK_OP_TRANSPOSE: return make_transpose_case(env, s.dtype, dim(0), dim(1));
         default: return make_pi_case(env, s.dims[0], kPiSeed);
@@ -316,6 +340,15 @@ int main(int argc, char **argv) {
             return 0;
         }
 
+        if (opt.gemm.math != GPK_MATH_DEFAULT) {
+            const gpk_status st = gpk_set_math_mode(env->ctx, opt.gemm.math);
+            if (st != GPK_SUCCESS) {
+                gpk_app::report_failure(kProg, "gpk_set_math_mode", st, env->ctx);
+                return 1;
+            }
+            std::printf("%s: gemm in GPK_MATH_TF32 (F32 gemm may use TF32 tensor cores)\n", kProg);
+        }
+
         // The host backend is a reference, not a contender: small sizes keep it quick.
         const bool small = opt.quick || !env->cuda;
         std::vector<Spec> specs;
@@ -340,7 +373,7 @@ int main(int argc, char **argv) {
         for (const Spec &spec : specs) {
             std::unique_ptr<Case> c;
             try {
-                c = make_case(*env, spec);
+                c = make_case(*env, spec, opt.gemm);
             } catch (const Error &e) {
                 std::fprintf(stderr, "%s: %s\n", kProg, e.what());
                 ++failed;

@@ -4,6 +4,7 @@
 // its throughput counts what crosses the link, x in and the result out.
 #include "bench.hpp"
 
+#include "../../libgpk/common/half.hpp"
 #include "../common/cli.hpp"
 
 #include <cmath>
@@ -36,10 +37,16 @@ public:
         x_host_.resize(size_t(n_));
         // Positive floats keep the sum far from cancellation, so a relative error
         // measures the reduction and not the data.
-        if constexpr (std::is_floating_point_v<T>)
+        if constexpr (std::is_floating_point_v<T>) {
             fill_positive(x_host_.data(), x_host_.size(), 0x5EED);
-        else
+        } else if constexpr (std::is_same_v<T, uint16_t>) {  // F16 or BF16 bits
+            std::vector<float> f(x_host_.size());
+            fill_positive(f.data(), f.size(), 0x5EED);
+            for (size_t i = 0; i < f.size(); ++i)
+                x_host_[i] = dtype_ == GPK_BF16 ? gpk::float_to_bf16(f[i]) : gpk::float_to_half(f[i]);
+        } else {
             fill_int(x_host_.data(), x_host_.size(), 0x5EED);
+        }
         x_ = std::make_unique<Buffer>(env_, x_host_.size() * sizeof(T));
         result_ = std::make_unique<Buffer>(env_, sizeof(R));
         x_->upload(x_host_.data());
@@ -109,6 +116,7 @@ std::unique_ptr<Case> make_reduce_case(const Env &env, int dtype, int64_t n) {
         case GPK_F64: return std::make_unique<ReduceCase<double, double>>(env, dtype, n);
         case GPK_I32: return std::make_unique<ReduceCase<int32_t, int64_t>>(env, dtype, n);
         case GPK_I64: return std::make_unique<ReduceCase<int64_t, int64_t>>(env, dtype, n);
+        case GPK_F16: case GPK_BF16: return std::make_unique<ReduceCase<uint16_t, float>>(env, dtype, n);
         default: throw Error("reduce: unknown dtype");
     }
 }

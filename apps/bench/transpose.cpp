@@ -38,10 +38,15 @@ public:
 
     void prepare() override {
         a_host_.resize(elements());
-        if constexpr (std::is_floating_point_v<T>)
+        if constexpr (std::is_floating_point_v<T>) {
             fill_signed(a_host_.data(), a_host_.size(), 0x7A05);
-        else
+        } else if constexpr (std::is_same_v<T, uint16_t>) {  // F16 or BF16: any bits move the same
+            std::vector<int32_t> words(a_host_.size());
+            fill_int(words.data(), words.size(), 0x7A05);
+            for (size_t i = 0; i < words.size(); ++i) a_host_[i] = static_cast<uint16_t>(words[i] * 40503);
+        } else {
             fill_int(a_host_.data(), a_host_.size(), 0x7A05);
+        }
         a_ = std::make_unique<Buffer>(env_, elements() * sizeof(T));
         b_ = std::make_unique<Buffer>(env_, elements() * sizeof(T));
         a_->upload(a_host_.data());
@@ -132,6 +137,7 @@ std::unique_ptr<Case> make_transpose_case(const Env &env, int dtype, int64_t row
         case GPK_F64: return std::make_unique<TransposeCase<double>>(env, dtype, rows, cols);
         case GPK_I32: return std::make_unique<TransposeCase<int32_t>>(env, dtype, rows, cols);
         case GPK_I64: return std::make_unique<TransposeCase<int64_t>>(env, dtype, rows, cols);
+        case GPK_F16: case GPK_BF16: return std::make_unique<TransposeCase<uint16_t>>(env, dtype, rows, cols);
         default: throw Error("transpose: unknown dtype");
     }
 }

@@ -40,7 +40,7 @@ std::vector<std::string> split(const std::string &text, char sep);
 int parse_backend(const std::string &text);
 const char *backend_name(int backend);
 
-// GPK_F32 ... for "f32", "f64", "i32", "i64"; -1 otherwise.
+// GPK_F32 ... for "f32", "f64", "i32", "i64", "f16", "bf16"; -1 otherwise.
 int parse_dtype(const std::string &text);
 const char *dtype_name(int dtype);
 size_t dtype_bytes(int dtype);

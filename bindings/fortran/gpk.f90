@@ -20,6 +20,11 @@
 !> gpk_stage_trace has the C-shaped specific gpk_stage_trace_c (events as a c_ptr,
 !> c_null_ptr to ask for the count) and an array form that fills events(:).
 !>
+!> F16 and BF16 data travel in integer(c_int16_t) arrays holding the elements' bits:
+!> the gpk_gemm, gpk_reduce and gpk_transpose generics take such arrays after a dtype
+!> argument (GPK_F16 or GPK_BF16), e.g. gpk_gemm(ctx, GPK_BF16, A, B, C); a 16-bit
+!> reduce writes a real(c_float). gpk_set_math_mode / gpk_get_math_mode bind as is.
+!>
 !> The C API's uint64_t arguments (gpk_pi's samples and seed, gpk_pi_range's
 !> first_sample and count, and the fields of gpk_pi_result and gpk_stage_event) are
 !> integer(c_int64_t) here: the same bits, read as signed. The array forms' default
@@ -57,6 +62,11 @@ module gpk
   integer(c_int), parameter :: GPK_F64 = 1
   integer(c_int), parameter :: GPK_I32 = 2
   integer(c_int), parameter :: GPK_I64 = 3
+  integer(c_int), parameter :: GPK_F16 = 4
+  integer(c_int), parameter :: GPK_BF16 = 5
+
+  integer(c_int), parameter :: GPK_MATH_DEFAULT = 0
+  integer(c_int), parameter :: GPK_MATH_TF32 = 1
 
   integer(c_int), parameter :: GPK_ROW_MAJOR = 101
   integer(c_int), parameter :: GPK_COL_MAJOR = 102
@@ -191,6 +201,21 @@ module gpk
       integer(c_int) :: status
     end function gpk_set_staging
 
+    !> The arithmetic of F32 gemm: GPK_MATH_DEFAULT (exact FP32) or GPK_MATH_TF32.
+    function gpk_set_math_mode(ctx, mode) bind(c, name='gpk_set_math_mode') result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: mode
+      integer(c_int) :: status
+    end function gpk_set_math_mode
+
+    function gpk_get_math_mode(ctx, mode) bind(c, name='gpk_get_math_mode') result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int), intent(out) :: mode
+      integer(c_int) :: status
+    end function gpk_get_math_mode
+
     function strlen(s) bind(c, name='strlen') result(n)
       import :: c_ptr, c_size_t
       type(c_ptr), value :: s
@@ -216,6 +241,7 @@ module gpk
       integer(c_int) :: status
     end function gpk_gemm_c
     module procedure gpk_gemm_f32, gpk_gemm_f64
+    module procedure gpk_gemm_16bit
   end interface gpk_gemm
 
   interface gpk_reduce
@@ -229,6 +255,7 @@ module gpk
       integer(c_int) :: status
     end function gpk_reduce_c
     module procedure gpk_reduce_f32, gpk_reduce_f64, gpk_reduce_i32, gpk_reduce_i64
+    module procedure gpk_reduce_16bit
   end interface gpk_reduce
 
   interface gpk_transpose
@@ -245,6 +272,7 @@ module gpk
       integer(c_int) :: status
     end function gpk_transpose_c
     module procedure gpk_transpose_f32, gpk_transpose_f64, gpk_transpose_i32, gpk_transpose_i64
+    module procedure gpk_transpose_16bit
   end interface gpk_transpose
 
   interface gpk_stage_trace
@@ -628,6 +656,81 @@ contains
                              A, max(1_c_int64_t, shape_a(1)), B, max(1_c_int64_t, shape_b(1)))
     call report(ctx, status, errmsg)
   end function transpose_any
+
+  ! ----------------------------------------------------------------- 16-bit ---
+
+  !> gemm of F16 or BF16 (dtype) matrices held as integer(c_int16_t) bits: products
+  !> accumulate in F32, alpha and beta (default 1 and 0) are applied in F32, and each
+  !> element of C is rounded once.
+  function gpk_gemm_16bit(ctx, dtype, A, B, C, alpha, beta, transa, transb, errmsg) result(status)
+    type(c_ptr), intent(in) :: ctx
+    integer(c_int), intent(in) :: dtype
+    integer(c_int16_t), intent(in), target, contiguous :: A(:, :), B(:, :)
+    integer(c_int16_t), intent(inout), target, contiguous :: C(:, :)
+    real(c_float), intent(in), optional :: alpha, beta
+    integer(c_int), intent(in), optional :: transa, transb
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    real(c_double) :: al, be
+    integer(c_int) :: ta, tb
+    integer(c_int64_t) :: m, n, k
+    type(c_ptr) :: pa, pb, pc
+
+    al = 1
+    be = 0
+    ta = GPK_NO_TRANS
+    tb = GPK_NO_TRANS
+    if (present(alpha)) al = alpha
+    if (present(beta)) be = beta
+    if (present(transa)) ta = transa
+    if (present(transb)) tb = transb
+    status = gemm_sizes(shape(A, kind=c_int64_t), shape(B, kind=c_int64_t), shape(C, kind=c_int64_t), &
+                        ta, tb, m, n, k, errmsg)
+    if (status /= GPK_SUCCESS) return
+    pa = c_null_ptr
+    pb = c_null_ptr
+    pc = c_null_ptr
+    if (size(A) > 0) pa = c_loc(A)
+    if (size(B) > 0) pb = c_loc(B)
+    if (size(C) > 0) pc = c_loc(C)
+    status = gpk_gemm_c(ctx, dtype, GPK_COL_MAJOR, ta, tb, m, n, k, al, &
+                        pa, max(1_c_int64_t, size(A, 1, kind=c_int64_t)), &
+                        pb, max(1_c_int64_t, size(B, 1, kind=c_int64_t)), &
+                        be, pc, max(1_c_int64_t, size(C, 1, kind=c_int64_t)))
+    call report(ctx, status, errmsg)
+  end function gpk_gemm_16bit
+
+  !> res = the sum, min or max of the F16 or BF16 (dtype) elements of x, in F32.
+  function gpk_reduce_16bit(ctx, dtype, x, op, res, errmsg) result(status)
+    type(c_ptr), intent(in) :: ctx
+    integer(c_int), intent(in) :: dtype
+    integer(c_int16_t), intent(in), target, contiguous :: x(:)
+    integer(c_int), intent(in) :: op
+    real(c_float), intent(out), target :: res
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    type(c_ptr) :: px
+    px = c_null_ptr
+    if (size(x) > 0) px = c_loc(x)
+    status = gpk_reduce_c(ctx, dtype, op, px, size(x, kind=c_int64_t), c_loc(res))
+    call report(ctx, status, errmsg)
+  end function gpk_reduce_16bit
+
+  !> B = transpose(A) for 2-byte elements (dtype GPK_F16 or GPK_BF16), bit for bit.
+  function gpk_transpose_16bit(ctx, dtype, A, B, errmsg) result(status)
+    type(c_ptr), intent(in) :: ctx
+    integer(c_int), intent(in) :: dtype
+    integer(c_int16_t), intent(in), target, contiguous :: A(:, :)
+    integer(c_int16_t), intent(inout), target, contiguous :: B(:, :)
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    type(c_ptr) :: pa, pb
+    pa = c_null_ptr
+    pb = c_null_ptr
+    if (size(A) > 0) pa = c_loc(A)
+    if (size(B) > 0) pb = c_loc(B)
+    status = transpose_any(ctx, dtype, shape(A, kind=c_int64_t), shape(B, kind=c_int64_t), pa, pb, errmsg)
+  end function gpk_transpose_16bit
 
   ! ------------------------------------------------------------------ trace ---
 

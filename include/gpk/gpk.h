@@ -64,8 +64,11 @@ typedef enum gpk_status {
 
 /* Backends (gpk_create). */
 enum { GPK_BACKEND_AUTO = 0, GPK_BACKEND_CUDA = 1, GPK_BACKEND_HOST = 2 };
-/* Element types. */
+/* Element types. GPK_F16 is IEEE binary16, GPK_BF16 bfloat16 (the upper half of
+ * an IEEE binary32): 2-byte elements, passed as arrays of uint16_t (or the
+ * compiler's _Float16 / __half / __nv_bfloat16). */
 enum { GPK_F32 = 0, GPK_F64 = 1, GPK_I32 = 2, GPK_I64 = 3 };
+enum { GPK_F16 = 4, GPK_BF16 = 5 };
 /* Matrix layouts (CBLAS values). */
 enum { GPK_ROW_MAJOR = 101, GPK_COL_MAJOR = 102 };
 /* Transposition (CBLAS values). */
@@ -74,6 +77,8 @@ enum { GPK_NO_TRANS = 111, GPK_TRANS = 112 };
 enum { GPK_SUM = 0, GPK_MIN = 1, GPK_MAX = 2 };
 /* Operations, for the variant functions. */
 enum { GPK_OP_GEMM = 0, GPK_OP_REDUCE = 1, GPK_OP_TRANSPOSE = 2, GPK_OP_PI = 3 };
+/* Math modes of F32 gemm (gpk_set_math_mode). */
+enum { GPK_MATH_DEFAULT = 0, GPK_MATH_TF32 = 1 };
 
 /*! gpk_pi_result : what gpk_pi() reports.
  *  estimate  = 4 * hits / samples
@@ -117,7 +122,7 @@ GPK_API const char *gpk_last_error(const gpk_context *ctx);
  *  but must be >= 0). AUTO takes the GPU when one is usable and the host
  *  backend otherwise; gpk_get_backend() tells which it took.
  *  The context starts on the default stream, with the "auto" variant of every
- *  op and validation off. Synchronous.
+ *  op, validation off and GPK_MATH_DEFAULT. Synchronous.
  *  @return : GPK_SUCCESS;
  *            GPK_ERROR_INVALID_ARGUMENT if ctx is NULL, backend is unknown or
  *            device < 0;
@@ -201,7 +206,10 @@ GPK_API gpk_status gpk_set_variant(gpk_context *ctx, int op, const char *name);
  *  device memory alike.
  *  Validation makes every call synchronous. Sticky.
  *  When the variant in use is the vendor's own, gemm and reduce are checked
- *  against the first libgpk rung instead. gpk_transpose is exact, so its check
+ *  against the first libgpk rung that takes the dtype instead (for a gemm dtype
+ *  no rung of libgpk computes, against the host backend's result). The gemm
+ *  tolerance grows by the result's rounding for F16 and BF16, and by the
+ *  rounding of A and B to TF32 in GPK_MATH_TF32. gpk_transpose is exact, so its check
  *  compares every element of B with A on the host. For gpk_pi the check is
  *  statistical: the two estimates must agree within 6 combined standard
  *  errors.
@@ -209,6 +217,30 @@ GPK_API gpk_status gpk_set_variant(gpk_context *ctx, int op, const char *name);
  *            GPK_ERROR_NOT_SUPPORTED when enabling it on the host backend
  *            (there is no vendor library to compare with). */
 GPK_API gpk_status gpk_set_validation(gpk_context *ctx, int enabled);
+
+/*! gpk_set_math_mode() :
+ *  Chooses the arithmetic of later F32 gemm calls on this context. Sticky;
+ *  a context starts in GPK_MATH_DEFAULT.
+ *  GPK_MATH_DEFAULT : exact FP32, no TF32 anywhere: every product is formed
+ *                     from the full 24-bit significands and accumulated in F32.
+ *  GPK_MATH_TF32    : F32 gemm may round A and B to TF32 (a 10-bit mantissa,
+ *                     F32's exponent range) and multiply them on tensor cores,
+ *                     accumulating in F32 (as cuBLAS does with
+ *                     CUBLAS_TF32_TENSOR_OP_MATH); the error bound is then TF32's,
+ *                     about 2^-11 of sum |alpha a b| per element rather than F32's.
+ *  The mode affects F32 gemm only: F64, F16, BF16, reduce and transpose compute
+ *  the same in both. The host backend accepts both modes and computes exactly;
+ *  variants without tensor-core code keep exact FP32 in either mode.
+ *  @return : GPK_SUCCESS, GPK_ERROR_INVALID_HANDLE;
+ *            GPK_ERROR_INVALID_ARGUMENT (mode not GPK_MATH_DEFAULT or
+ *            GPK_MATH_TF32; the context keeps its mode). */
+GPK_API gpk_status gpk_set_math_mode(gpk_context *ctx, int mode);
+
+/*! gpk_get_math_mode() :
+ *  Writes the context's math mode (GPK_MATH_DEFAULT or GPK_MATH_TF32) to *mode.
+ *  @return : GPK_SUCCESS, GPK_ERROR_INVALID_HANDLE, GPK_ERROR_INVALID_ARGUMENT
+ *            (mode NULL). */
+GPK_API gpk_status gpk_get_math_mode(const gpk_context *ctx, int *mode);
 
 /*======   Host arrays: the staging pipeline   ======*/
 /*
@@ -343,8 +375,14 @@ GPK_API gpk_status gpk_stage_trace(const gpk_context *ctx, gpk_stage_event *even
  *  CBLAS ?gemm:  C = alpha * op(A) * op(B) + beta * C,
  *  op(A) is m x k, op(B) is k x n, C is m x n, all in `layout`
  *  (GPK_ROW_MAJOR or GPK_COL_MAJOR); op(X) = X or X^T per transa/transb
- *  (GPK_NO_TRANS / GPK_TRANS). dtype is GPK_F32 (float arrays) or GPK_F64
- *  (double arrays); alpha and beta are converted to the dtype.
+ *  (GPK_NO_TRANS / GPK_TRANS). dtype is GPK_F32 (float arrays), GPK_F64
+ *  (double arrays), GPK_F16 or GPK_BF16 (2-byte arrays). For F32 and F64,
+ *  alpha and beta are converted to the dtype (F32 products follow the context's
+ *  math mode, see gpk_set_math_mode). For F16 and BF16, A, B and C all have the
+ *  dtype; products are accumulated in at least F32, alpha and beta are
+ *  converted to F32 and applied in F32, and each element of C is rounded once
+ *  to the dtype (round to nearest, ties to even): the error bound is F32's plus
+ *  one rounding of the result (2^-11 relative for F16, 2^-8 for BF16).
  *  Leading dimensions follow CBLAS: with column-major, lda >= max(1, transa ?
  *  k : m), ldb >= max(1, transb ? n : k), ldc >= max(1, m); with row-major,
  *  lda >= max(1, transa ? m : k), ldb >= max(1, transb ? k : n),
@@ -360,8 +398,8 @@ GPK_API gpk_status gpk_stage_trace(const gpk_context *ctx, gpk_stage_event *even
  *            small, NULL array that is read or written, size overflowing
  *            int64 bytes, device memory on the host backend);
  *            GPK_ERROR_NOT_SUPPORTED (integer dtype, or a chosen variant
- *            without this dtype); GPK_ERROR_OUT_OF_MEMORY; GPK_ERROR_CUDA;
- *            GPK_ERROR_CUBLAS; GPK_ERROR_VALIDATION. */
+ *            without this dtype: the message names both); GPK_ERROR_OUT_OF_MEMORY;
+ *            GPK_ERROR_CUDA; GPK_ERROR_CUBLAS; GPK_ERROR_VALIDATION. */
 GPK_API gpk_status gpk_gemm(gpk_context *ctx, int dtype, int layout, int transa, int transb,
                             int64_t m, int64_t n, int64_t k, double alpha,
                             const void *A, int64_t lda, const void *B, int64_t ldb,
@@ -371,7 +409,8 @@ GPK_API gpk_status gpk_gemm(gpk_context *ctx, int dtype, int layout, int transa,
  *  Reduces the n elements of x with `op` (GPK_SUM, GPK_MIN, GPK_MAX) and writes
  *  one value to *result: a float for GPK_F32, a double for GPK_F64, an int64_t
  *  for GPK_I32 and GPK_I64 (integers accumulate in 64 bits; sums wrap modulo
- *  2^64). Floating-point results are deterministic from run to run (a fixed
+ *  2^64), a float for GPK_F16 and GPK_BF16 (their elements are widened to F32
+ *  and accumulated in at least F32). Floating-point results are deterministic from run to run (a fixed
  *  reduction tree, no floating-point atomics; for x in host memory the tree
  *  depends on the staging settings, see gpk_set_staging). MIN and MAX
  *  propagate NaN.
@@ -387,7 +426,7 @@ GPK_API gpk_status gpk_reduce(gpk_context *ctx, int dtype, int op, const void *x
 /*! gpk_transpose() :
  *  Out-of-place transpose: A is rows x cols in `layout` with leading dimension
  *  lda; B receives its cols x rows transpose, in the same layout, with leading
- *  dimension ldb. Any dtype (4- and 8-byte elements are moved bit for bit).
+ *  dimension ldb. Any dtype (2-, 4- and 8-byte elements are moved bit for bit).
  *  Column-major: lda >= max(1, rows), ldb >= max(1, cols);
  *  row-major:    lda >= max(1, cols), ldb >= max(1, rows).
  *  Elements of B between rows (the ldb padding) are not written.

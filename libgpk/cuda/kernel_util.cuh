@@ -8,6 +8,8 @@
 #include "resources.hpp"
 
 #include <cuda/std/limits>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -45,6 +47,22 @@ template <>
 struct Vec16Of<uint64_t> {
     using type = ulonglong2;
 };
+// Eight 2-byte elements: CUDA has no built-in vector of eight halves, so a 16-byte
+// aligned array, which the compiler loads with one 128-bit instruction all the same.
+template <class H>
+struct alignas(16) Halves8 {
+    H h[8];
+};
+template <>
+struct Vec16Of<__half> {
+    using type = Halves8<__half>;
+};
+template <>
+struct Vec16Of<__nv_bfloat16> {
+    using type = Halves8<__nv_bfloat16>;
+};
+template <class V>
+constexpr bool kIsHalves8 = std::is_same_v<V, Halves8<__half>> || std::is_same_v<V, Halves8<__nv_bfloat16>>;
 template <class T>
 struct Vec16 {
     using type = typename Vec16Of<T>::type;
@@ -85,7 +103,8 @@ inline dim3 grid_2d(int64_t x_items, int64_t y_items, dim3 block) {
 // ---- reduction operators ----------------------------------------------------------
 
 // Floating-point values accumulate in their own type; integers in 64 bits, so that
-// sums of I32 wrap modulo 2^64 exactly like sums of I64.
+// sums of I32 wrap modulo 2^64 exactly like sums of I64; the 16-bit types in F32 (the
+// contract: F16 and BF16 are widened as they are loaded, and the result is a float).
 template <class T>
 struct Accumulator {
     using type = T;
@@ -93,6 +112,14 @@ struct Accumulator {
 template <>
 struct Accumulator<int32_t> {
     using type = int64_t;
+};
+template <>
+struct Accumulator<__half> {
+    using type = float;
+};
+template <>
+struct Accumulator<__nv_bfloat16> {
+    using type = float;
 };
 template <class T>
 using accumulator_t = typename Accumulator<T>::type;
@@ -158,16 +185,22 @@ struct MaxOp {
 
 // Runs Reduction<T, Op>::run for the call's element type and operator. The empty
 // SUM is answered here, once for every rung: all-zero bytes are 0 in each result type.
+// The 16-bit rows are instantiations like the others: the rungs load their elements
+// with static_cast<Acc>, which widens __half and __nv_bfloat16 to float exactly.
 template <template <class T, class Op> class Reduction>
 gpk_status reduce_dispatch(gpk_context &ctx, const ReduceArgs &args) {
-    // Rows in GPK_F32, GPK_F64, GPK_I32, GPK_I64 order; columns GPK_SUM, GPK_MIN, GPK_MAX.
-    static constexpr Launcher<ReduceArgs> kTable[4][3] = {
+    // Rows in GPK_F32, GPK_F64, GPK_I32, GPK_I64, GPK_F16, GPK_BF16 order; columns
+    // GPK_SUM, GPK_MIN, GPK_MAX.
+    static constexpr Launcher<ReduceArgs> kTable[6][3] = {
         {Reduction<float, SumOp>::run, Reduction<float, MinOp>::run, Reduction<float, MaxOp>::run},
         {Reduction<double, SumOp>::run, Reduction<double, MinOp>::run, Reduction<double, MaxOp>::run},
         {Reduction<int32_t, SumOp>::run, Reduction<int32_t, MinOp>::run, Reduction<int32_t, MaxOp>::run},
         {Reduction<int64_t, SumOp>::run, Reduction<int64_t, MinOp>::run, Reduction<int64_t, MaxOp>::run},
+        {Reduction<__half, SumOp>::run, Reduction<__half, MinOp>::run, Reduction<__half, MaxOp>::run},
+        {Reduction<__nv_bfloat16, SumOp>::run, Reduction<__nv_bfloat16, MinOp>::run,
+         Reduction<__nv_bfloat16, MaxOp>::run},
     };
-    GPK_RETURN_ERROR_IF(args.dtype < 0 || args.dtype > 3 || args.op < 0 || args.op > 2, &ctx, GPK_ERROR_INTERNAL,
+    GPK_RETURN_ERROR_IF(args.dtype < 0 || args.dtype > 5 || args.op < 0 || args.op > 2, &ctx, GPK_ERROR_INTERNAL,
                         "reduce launcher reached with dtype %d, op %d", args.dtype, args.op);
     if (args.n == 0) {
         GPK_CUDA_TRY(ctx, cudaMemsetAsync(args.result, 0, reduce_result_size(args.dtype), stream(ctx)));

@@ -160,7 +160,7 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> r
 
     // Validation: a chunk's check buffer holds its tile of C as the variant computed
     // it, then as the checker did, both packed.
-    validation::GemmCheck verdict(a);
+    validation::GemmCheck verdict(ctx, a);
     const auto compare = [&](int64_t index, const char *data) {
         const plan::GemmChunk ch = pl.chunk(index, g);
         const int64_t rows = resident_a ? ch.qc : ch.pc, cols = resident_a ? ch.pc : ch.qc;
@@ -327,8 +327,9 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceA
     const size_t es = dtype_size(a.dtype), rs = reduce_result_size(a.dtype);
     char *x = static_cast<char *>(const_cast<void *>(a.x));
     const bool pinned = pinned_span(x, static_cast<size_t>(a.n) * es);
-    // Partials have the result's type; integers are already 64-bit sums.
-    const int partial_dtype = a.dtype == GPK_F32 || a.dtype == GPK_F64 ? a.dtype : GPK_I64;
+    // Partials have the result's type: integers are already 64-bit sums, and F16 and
+    // BF16 partials are F32 sums.
+    const int partial_dtype = a.dtype == GPK_F32 || is_16bit(a.dtype) ? GPK_F32 : a.dtype == GPK_F64 ? GPK_F64 : GPK_I64;
 
     const plan::ReduceProblem r{a.n, es, rs, pinned, dev_result, check != nullptr};
     size_t budget = 0;

@@ -40,7 +40,8 @@ int64_t device_ld(int64_t inner, size_t es);
 size_t device_bytes(Shape s, size_t es);
 size_t packed_bytes(Shape s, size_t es);
 
-// Whether a gemm scalar is zero in the call's dtype (F32: after rounding to float),
+// Whether a gemm scalar is zero in the call's dtype (F32, F16, BF16: after rounding
+// to float),
 // as the header decides: beta 1e-300 is zero in F32, and C is then not read.
 bool zero_in(int dtype, double value);
 

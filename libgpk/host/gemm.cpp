@@ -73,7 +73,8 @@ void gemm_columns(const GemmArgs &a) {
 
 }  // namespace
 
-gpk_status gemm(gpk_context &, const GemmArgs &args) {
+gpk_status gemm(gpk_context &ctx, const GemmArgs &args) {
+    if (is_16bit(args.dtype)) return gemm_16bit(ctx, args);
     if (args.dtype == GPK_F32)
         gemm_columns<float>(args);
     else

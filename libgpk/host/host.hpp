@@ -11,4 +11,8 @@ gpk_status reduce(gpk_context &ctx, const ReduceArgs &args);
 gpk_status transpose(gpk_context &ctx, const TransposeArgs &args);
 gpk_status pi(gpk_context &ctx, const PiArgs &args);
 
+// GPK_F16 and GPK_BF16 (half_ops.cpp), reached through gemm() and reduce().
+gpk_status gemm_16bit(gpk_context &ctx, const GemmArgs &args);
+gpk_status reduce_16bit(gpk_context &ctx, const ReduceArgs &args);
+
 }  // namespace gpk::host

@@ -103,6 +103,7 @@ void reduce_typed(const ReduceArgs &a) {
 }  // namespace
 
 gpk_status reduce(gpk_context &ctx, const ReduceArgs &args) {
+    if (is_16bit(args.dtype)) return reduce_16bit(ctx, args);
     try {
         switch (args.dtype) {
             case GPK_F32: reduce_typed<float>(args); break;

@@ -1,5 +1,5 @@
 // Host transpose: B(j, i) = A(i, j), column-major, in 32 x 32 blocks so that both
-// the reads and the writes stay in cache. Elements are moved as raw 4- or 8-byte
+// the reads and the writes stay in cache. Elements are moved as raw 2-, 4- or 8-byte
 // words: any dtype, bit-exact (NaN payloads included).
 #include "host.hpp"
 
@@ -31,7 +31,9 @@ void transpose_words(const TransposeArgs &a) {
 }  // namespace
 
 gpk_status transpose(gpk_context &, const TransposeArgs &args) {
-    if (args.elem_size == 4)
+    if (args.elem_size == 2)
+        transpose_words<uint16_t>(args);
+    else if (args.elem_size == 4)
         transpose_words<uint32_t>(args);
     else
         transpose_words<uint64_t>(args);

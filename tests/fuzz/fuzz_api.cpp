@@ -208,7 +208,11 @@ void *past_the_top(int64_t bytes) { return reinterpret_cast<void *>(uintptr_t{0}
 
 // A value as the dtype holds it (the contract converts alpha and beta to the dtype
 // and decides on the converted values).
-double in_dtype(int dtype, double v) { return dtype == GPK_F32 ? static_cast<double>(static_cast<float>(v)) : v; }
+// F16 and BF16 apply their scalars in F32, as F32 does.
+double in_dtype(int dtype, double v) {
+    const bool in_f32 = dtype == GPK_F32 || dtype == GPK_F16 || dtype == GPK_BF16;
+    return in_f32 ? static_cast<double>(static_cast<float>(v)) : v;
+}
 
 // Elements a matrix of `outer` lines of `inner` elements, `ld` apart, spans; -1 when
 // its byte count overflows int64 (the contract's "size overflowing int64 bytes").
@@ -268,14 +272,52 @@ Buffer tiny() {
     return b;
 }
 
+bool is_16bit(int dtype) { return dtype == GPK_F16 || dtype == GPK_BF16; }
+size_t elem_size(int dtype) {
+    if (is_16bit(dtype)) return 2;
+    return dtype == GPK_F32 || dtype == GPK_I32 ? 4 : 8;
+}
+
+// A small integer (|v| <= 256) in F16 or BF16 bits, exactly.
+uint16_t small_16bit(int v, int dtype) {
+    if (dtype == GPK_BF16) {
+        const float f = static_cast<float>(v);
+        uint32_t u;
+        std::memcpy(&u, &f, 4);
+        return static_cast<uint16_t>(u >> 16);
+    }
+    if (v == 0) return 0;
+    const uint16_t sign = v < 0 ? 0x8000 : 0;
+    const unsigned a = static_cast<unsigned>(v < 0 ? -v : v);
+    int e = 0;
+    while ((a >> (e + 1)) != 0) ++e;
+    return static_cast<uint16_t>(sign | ((e + 15) << 10) | ((a << (10 - e)) & 0x3FFu));
+}
+
+// F16 or BF16 bits as a double (NaN and infinities included).
+double from_16bit(uint16_t h, int dtype) {
+    if (dtype == GPK_BF16) {
+        const uint32_t u = static_cast<uint32_t>(h) << 16;
+        float f;
+        std::memcpy(&f, &u, 4);
+        return f;
+    }
+    const int e = (h >> 10) & 0x1F, m = h & 0x3FF;
+    const double v = e == 0x1F ? (m ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity())
+                     : e == 0  ? std::ldexp(m, -24)
+                               : std::ldexp(1024 + m, e - 25);
+    return (h & 0x8000) ? -v : v;
+}
+
 // Small integers in [-range, range] in the dtype: every sum of a few of their
 // products is exact in any order.
 void fill_small(Buffer &b, int dtype, int range) {
-    const size_t elem = dtype == GPK_F32 || dtype == GPK_I32 ? 4 : 8;
+    const size_t elem = elem_size(dtype);
     for (size_t i = 0; i + elem <= b.bytes(); i += elem) {
         const int v = static_cast<int>(next_rand() % (2 * range + 1)) - range;
         unsigned char *p = b.get() + i;
         switch (dtype) {
+            case GPK_F16: case GPK_BF16: { const uint16_t h = small_16bit(v, dtype); std::memcpy(p, &h, 2); break; }
             case GPK_F32: { const float f = static_cast<float>(v); std::memcpy(p, &f, 4); break; }
             case GPK_F64: { const double d = v; std::memcpy(p, &d, 8); break; }
             case GPK_I32: { const int32_t x = v; std::memcpy(p, &x, 4); break; }
@@ -290,6 +332,11 @@ void fill_bits(Buffer &b) {
 }
 
 double load(const unsigned char *p, int dtype) {
+    if (is_16bit(dtype)) {
+        uint16_t h;
+        std::memcpy(&h, p, 2);
+        return from_16bit(h, dtype);
+    }
     if (dtype == GPK_F32) {
         float f;
         std::memcpy(&f, p, 4);
@@ -322,7 +369,7 @@ struct Session {
 void call_gemm(Session &s, Input &in) {
     Expect e;
     gpk_context *ctx = s.pick(in, e);
-    const int dtype = in.choice({GPK_F32, GPK_F64, GPK_I32, GPK_I64});
+    const int dtype = in.choice({GPK_F32, GPK_F64, GPK_I32, GPK_I64, GPK_F16, GPK_BF16});
     const int layout = in.choice({GPK_COL_MAJOR, GPK_ROW_MAJOR});
     const int transa = in.choice({GPK_NO_TRANS, GPK_TRANS});
     const int transb = in.choice({GPK_NO_TRANS, GPK_TRANS});
@@ -340,7 +387,7 @@ void call_gemm(Session &s, Input &in) {
     const Mode ma = mode(in, false, true), mb = mode(in, false, true), mc = mode(in, true, true);
     const bool c_aliases_b = in.byte() & 1;
 
-    if (dtype < GPK_F32 || dtype > GPK_I64) e.broke(GPK_ERROR_INVALID_ARGUMENT);
+    if (dtype < GPK_F32 || dtype > GPK_BF16) e.broke(GPK_ERROR_INVALID_ARGUMENT);
     if (dtype == GPK_I32 || dtype == GPK_I64) e.broke(GPK_ERROR_NOT_SUPPORTED);
     if (layout != GPK_COL_MAJOR && layout != GPK_ROW_MAJOR) e.broke(GPK_ERROR_INVALID_ARGUMENT);
     if (transa != GPK_NO_TRANS && transa != GPK_TRANS) e.broke(GPK_ERROR_INVALID_ARGUMENT);
@@ -348,7 +395,7 @@ void call_gemm(Session &s, Input &in) {
     if (m < 0 || n < 0 || k < 0) e.broke(GPK_ERROR_INVALID_ARGUMENT);
     if (lda < least_ld(a_inner) || ldb < least_ld(b_inner) || ldc < least_ld(c_inner))
         e.broke(GPK_ERROR_INVALID_ARGUMENT);
-    const size_t es = dtype == GPK_F32 ? 4 : 8;
+    const size_t es = elem_size(dtype);
     const int64_t ea = span(a_inner, a_outer, lda, es), eb = span(b_inner, b_outer, ldb, es),
                   ec = span(c_inner, c_outer, ldc, es);
     if (ea < 0 || eb < 0 || ec < 0) e.broke(GPK_ERROR_INVALID_ARGUMENT);
@@ -393,7 +440,9 @@ void call_gemm(Session &s, Input &in) {
     // The scalars as the dtype holds them: 1e-300 and denorm_min are 0 in F32.
     const double alpha_t = in_dtype(dtype, alpha), beta_t = in_dtype(dtype, beta);
     const bool no_product = k == 0 || alpha_t == 0.0, beta_zero = beta_t == 0.0;
-    const bool exact = e.valid() && (alpha_exact || no_product) && (beta_exact || beta_zero);
+    // The 16-bit results are rounded to 8 or 11 bits: their values are not checked exactly.
+    const bool exact = e.valid() && (alpha_exact || no_product) && (beta_exact || beta_zero) &&
+                       !is_16bit(dtype);
     if (e.valid()) {
         // alpha == 0 in the dtype: A and B are not read, so they are NaN that must not
         // leak; beta == 0 in the dtype: the same for C.
@@ -454,16 +503,17 @@ void call_gemm(Session &s, Input &in) {
 void call_reduce(Session &s, Input &in) {
     Expect e;
     gpk_context *ctx = s.pick(in, e);
-    const int dtype = in.choice({GPK_F32, GPK_F64, GPK_I32, GPK_I64});
+    const int dtype = in.choice({GPK_F32, GPK_F64, GPK_I32, GPK_I64, GPK_F16, GPK_BF16});
     const int op = in.choice({GPK_SUM, GPK_MIN, GPK_MAX});
     const int64_t n = in.size();
     const Mode mx = mode(in, false, true), mr = mode(in, false);
     const uint8_t nan_at = in.byte();  // < 32: a NaN at that index of a float x
 
-    const bool dtype_ok = dtype >= GPK_F32 && dtype <= GPK_I64, op_ok = op >= GPK_SUM && op <= GPK_MAX;
+    const bool dtype_ok = dtype >= GPK_F32 && dtype <= GPK_BF16, op_ok = op >= GPK_SUM && op <= GPK_MAX;
     if (!dtype_ok || !op_ok || n < 0) e.broke(GPK_ERROR_INVALID_ARGUMENT);
     if (op_ok && n == 0 && op != GPK_SUM) e.broke(GPK_ERROR_INVALID_ARGUMENT);
-    const size_t es = dtype == GPK_F32 || dtype == GPK_I32 ? 4 : 8, rs = dtype == GPK_F32 ? 4 : 8;
+    // F16 and BF16 sums are F32 sums: the result is a float.
+    const size_t es = elem_size(dtype), rs = dtype == GPK_F32 || is_16bit(dtype) ? 4 : 8;
     if (span(n, 1, n, es) < 0) e.broke(GPK_ERROR_INVALID_ARGUMENT);
 
     Buffer X, R;
@@ -487,12 +537,16 @@ void call_reduce(Session &s, Input &in) {
         if (mr == Mode::Null) e.broke(GPK_ERROR_INVALID_ARGUMENT);
         else R = Buffer(rs), pr = R.get(), R.fill(0xA5);
     }
-    const bool with_nan = e.valid() && X.live() && n > 0 && nan_at < 32 && (dtype == GPK_F32 || dtype == GPK_F64);
+    const bool with_nan = e.valid() && X.live() && n > 0 && nan_at < 32 &&
+                          (dtype == GPK_F32 || dtype == GPK_F64 || is_16bit(dtype));
     if (e.valid() && X.live() && n > 0) {
         fill_small(X, dtype, 50);
         if (with_nan) {
             const int64_t i = nan_at % n;
-            if (dtype == GPK_F32) {
+            if (is_16bit(dtype)) {
+                const uint16_t v = dtype == GPK_F16 ? 0x7E00 : 0x7FC0;
+                std::memcpy(X.get() + i * 2, &v, 2);
+            } else if (dtype == GPK_F32) {
                 const float v = std::numeric_limits<float>::quiet_NaN();
                 std::memcpy(X.get() + i * 4, &v, 4);
             } else {
@@ -536,7 +590,7 @@ void call_reduce(Session &s, Input &in) {
         want = op == GPK_SUM ? want + v : op == GPK_MIN ? (v < want ? v : want) : (v > want ? v : want);
     }
     if (with_nan) want = std::numeric_limits<double>::quiet_NaN();
-    const double got = load(R.get(), dtype);
+    const double got = load(R.get(), is_16bit(dtype) ? GPK_F32 : dtype);
     if (!(got == want || (std::isnan(got) && std::isnan(want))))
         violation("result %.17g, expected %.17g", got, want);
 }
@@ -544,7 +598,7 @@ void call_reduce(Session &s, Input &in) {
 void call_transpose(Session &s, Input &in) {
     Expect e;
     gpk_context *ctx = s.pick(in, e);
-    const int dtype = in.choice({GPK_F32, GPK_F64, GPK_I32, GPK_I64});
+    const int dtype = in.choice({GPK_F32, GPK_F64, GPK_I32, GPK_I64, GPK_F16, GPK_BF16});
     const int layout = in.choice({GPK_COL_MAJOR, GPK_ROW_MAJOR});
     const int64_t rows = in.size(), cols = in.size();
     const bool col = layout != GPK_ROW_MAJOR;
@@ -553,11 +607,11 @@ void call_transpose(Session &s, Input &in) {
     const int64_t lda = in.ld(least_ld(a_inner)), ldb = in.ld(least_ld(b_inner));
     const Mode ma = mode(in, false, true), mb = mode(in, true, true);
 
-    if (dtype < GPK_F32 || dtype > GPK_I64) e.broke(GPK_ERROR_INVALID_ARGUMENT);
+    if (dtype < GPK_F32 || dtype > GPK_BF16) e.broke(GPK_ERROR_INVALID_ARGUMENT);
     if (layout != GPK_COL_MAJOR && layout != GPK_ROW_MAJOR) e.broke(GPK_ERROR_INVALID_ARGUMENT);
     if (rows < 0 || cols < 0 || lda < least_ld(a_inner) || ldb < least_ld(b_inner))
         e.broke(GPK_ERROR_INVALID_ARGUMENT);
-    const size_t es = dtype == GPK_F32 || dtype == GPK_I32 ? 4 : 8;
+    const size_t es = elem_size(dtype);
     const int64_t ea = span(a_inner, a_outer, lda, es), eb = span(b_inner, b_outer, ldb, es);
     if (ea < 0 || eb < 0) e.broke(GPK_ERROR_INVALID_ARGUMENT);
 

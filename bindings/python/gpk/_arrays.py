@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .constants import F32, F64, I32, I64, Status
+from .constants import BF16, F16, F32, F64, I32, I64, Status
 from .errors import InvalidArgumentError, NotSupportedError
 
 DTYPES = {
@@ -19,7 +19,16 @@ DTYPES = {
     np.dtype(np.float64): F64,
     np.dtype(np.int32): I32,
     np.dtype(np.int64): I64,
+    np.dtype(np.float16): F16,
 }
+# numpy has no bfloat16; the ml_dtypes package's is the one the ecosystem shares
+# (JAX, TensorFlow), and it is optional here.
+try:
+    import ml_dtypes as _ml_dtypes
+except ImportError:  # pragma: no cover - depends on the environment
+    _ml_dtypes = None
+if _ml_dtypes is not None:
+    DTYPES[np.dtype(_ml_dtypes.bfloat16)] = BF16
 ROW, COL = "row", "col"
 
 
@@ -207,7 +216,8 @@ def gpk_dtype(dtype, name, where):
         return DTYPES[np.dtype(dtype)]
     except KeyError:
         raise unsupported(
-            f"{name} has dtype {np.dtype(dtype)}; libgpk takes float32, float64, int32 or int64",
+            f"{name} has dtype {np.dtype(dtype)}; libgpk takes float32, float64, int32 or int64, and the "
+            f"16-bit float16 and bfloat16 (ml_dtypes.bfloat16{'' if _ml_dtypes is not None else ', with ml_dtypes installed'})",
             where,
         ) from None
 

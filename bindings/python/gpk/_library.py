@@ -67,6 +67,8 @@ PROTOTYPES = {
     "gpk_variant_name": (ctypes.c_char_p, [_ctx, _int, _int]),
     "gpk_set_variant": (_status, [_ctx, _int, ctypes.c_char_p]),
     "gpk_set_validation": (_status, [_ctx, _int]),
+    "gpk_set_math_mode": (_status, [_ctx, _int]),
+    "gpk_get_math_mode": (_status, [_ctx, ctypes.POINTER(_int)]),
     "gpk_set_staging": (_status, [_ctx, _int, ctypes.c_size_t, ctypes.c_size_t]),
     "gpk_stage_trace": (_status, [_ctx, ctypes.POINTER(StageEventStruct), _i64, ctypes.POINTER(_i64)]),
     "gpk_gemm": (

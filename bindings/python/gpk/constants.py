@@ -43,6 +43,8 @@ F32 = 0
 F64 = 1
 I32 = 2
 I64 = 3
+F16 = 4
+BF16 = 5
 
 ROW_MAJOR = 101
 COL_MAJOR = 102
@@ -59,6 +61,9 @@ OP_REDUCE = 1
 OP_TRANSPOSE = 2
 OP_PI = 3
 
+MATH_DEFAULT = 0
+MATH_TF32 = 1
+
 STAGE_COPY_IN = 0
 STAGE_COMPUTE = 1
 STAGE_COPY_OUT = 2
@@ -66,6 +71,8 @@ STAGE_COPY_OUT = 2
 BACKENDS = {"auto": BACKEND_AUTO, "cuda": BACKEND_CUDA, "host": BACKEND_HOST}
 BACKEND_NAMES = {BACKEND_CUDA: "cuda", BACKEND_HOST: "host"}
 REDUCE_OPS = {"sum": SUM, "min": MIN, "max": MAX}
+MATH_MODES = {"default": MATH_DEFAULT, "tf32": MATH_TF32}
+MATH_MODE_NAMES = {MATH_DEFAULT: "default", MATH_TF32: "tf32"}
 OPS = {"gemm": OP_GEMM, "reduce": OP_REDUCE, "transpose": OP_TRANSPOSE, "pi": OP_PI}
 STAGE_NAMES = {STAGE_COPY_IN: "copy_in", STAGE_COMPUTE: "compute", STAGE_COPY_OUT: "copy_out"}
 

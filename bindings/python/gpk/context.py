@@ -10,11 +10,15 @@ from ._arrays import COL, ROW, invalid
 from .constants import (
     BACKEND_NAMES,
     BACKENDS,
+    BF16,
     COL_MAJOR,
+    F16,
     F32,
     F64,
     I32,
     I64,
+    MATH_MODE_NAMES,
+    MATH_MODES,
     NO_TRANS,
     OPS,
     REDUCE_OPS,
@@ -37,7 +41,15 @@ class PiResult(NamedTuple):
 
 # The ctypes type of gpk_reduce's result for each dtype: float for F32 and F64,
 # a 64-bit int for the integer types.
-_RESULT_TYPES = {F32: ctypes.c_float, F64: ctypes.c_double, I32: ctypes.c_int64, I64: ctypes.c_int64}
+# F16 and BF16 accumulate in F32 and give a float, as F32 does.
+_RESULT_TYPES = {
+    F32: ctypes.c_float,
+    F64: ctypes.c_double,
+    I32: ctypes.c_int64,
+    I64: ctypes.c_int64,
+    F16: ctypes.c_float,
+    BF16: ctypes.c_float,
+}
 # The names and values reduce() takes for op, looked up before the general _choice.
 _REDUCE_CODES = dict(REDUCE_OPS)
 _REDUCE_CODES.update({code: code for code in REDUCE_OPS.values()})
@@ -263,6 +275,22 @@ class Context:
         h = self._h()
         check(self._lib.gpk_set_validation(h, 1 if enabled else 0), h, "gpk_set_validation")
 
+    @property
+    def math_mode(self):
+        """The arithmetic of F32 gemm (gpk_get_math_mode): 'default' (exact FP32) or
+        'tf32' (A and B may be rounded to TF32 for the tensor cores). Settable, with
+        a name or gpk.MATH_DEFAULT / gpk.MATH_TF32; sticky."""
+        h = self._h()
+        mode = ctypes.c_int()
+        check(self._lib.gpk_get_math_mode(h, ctypes.byref(mode)), h, "gpk_get_math_mode")
+        return MATH_MODE_NAMES.get(mode.value, mode.value)
+
+    @math_mode.setter
+    def math_mode(self, mode):
+        code = _choice(mode, MATH_MODES, "mode", "Context.math_mode")
+        h = self._h()
+        check(self._lib.gpk_set_math_mode(h, code), h, "gpk_set_math_mode")
+
     def set_staging(self, streams, chunk_bytes=0, device_bytes=0):
         """Shapes the staging pipeline that moves host arrays through the GPU
         (gpk_set_staging): `streams` streams (1 to 16; 1 overlaps nothing),
@@ -317,7 +345,9 @@ class Context:
     def gemm(self, A, B, C=None, alpha=1.0, beta=0.0, transa=False, transb=False, out=None):
         """alpha * op(A) @ op(B) + beta * C, with op(X) = X.T when transX.
 
-        A and B are 2-D float32 or float64 arrays of one dtype. C, when given, is
+        A and B are 2-D float32, float64, float16 or bfloat16 (ml_dtypes) arrays
+        of one dtype; 16-bit products accumulate in F32 and each element of the
+        result is rounded once. C, when given, is
         the m x n addend; it is read only when beta != 0 and is never modified
         unless it is also out (out=C updates C in place, as BLAS does). The result
         goes to out when given, else to a new array, which is returned.

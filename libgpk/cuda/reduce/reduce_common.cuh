@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 
 namespace gpk::cuda::reduce {
@@ -195,7 +196,12 @@ __device__ __forceinline__ Acc thread_reduce_tiles(const In *__restrict__ x, int
 // acc combined with the lanes of v, the lanes first paired among themselves.
 template <class Acc, class Op, class V>
 __device__ __forceinline__ Acc fold(Acc acc, const V &v) {
-    if constexpr (sizeof(V) / sizeof(v.x) == 4)
+    if constexpr (kIsHalves8<V>) {
+        Acc pair[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) pair[q] = Op()(static_cast<Acc>(v.h[2 * q]), static_cast<Acc>(v.h[2 * q + 1]));
+        return Op()(acc, Op()(Op()(pair[0], pair[1]), Op()(pair[2], pair[3])));
+    } else if constexpr (sizeof(V) / sizeof(v.x) == 4)
         return Op()(acc, Op()(Op()(static_cast<Acc>(v.x), static_cast<Acc>(v.y)),
                               Op()(static_cast<Acc>(v.z), static_cast<Acc>(v.w))));
     else

@@ -3,7 +3,9 @@
 // "matrix-matrix addition/transposition", is how it transposes, at close to copy
 // bandwidth, so it is the yardstick of the transpose ladder. geam computes in
 // floating point, so it serves F32 and F64 only (integer elements go to our kernels,
-// which move bits).
+// which move bits). F16 and BF16 are not taken either: cuBLAS has no half-precision
+// geam, and a geam in F32 would quiet signalling NaNs and rewrite their payloads, where
+// gpk_transpose moves 2-byte elements bit for bit.
 #include "../ladders.hpp"
 #include "../resources.hpp"
 

@@ -39,6 +39,7 @@ gpk_status transpose(gpk_context &ctx, const TransposeArgs &args) {
 
 gpk_status transpose_naive(gpk_context &ctx, const TransposeArgs &args) {
     switch (args.elem_size) {
+        case 2: return transpose<uint16_t>(ctx, args);
         case 4: return transpose<uint32_t>(ctx, args);
         case 8: return transpose<uint64_t>(ctx, args);
         default:

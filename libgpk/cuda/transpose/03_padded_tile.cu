@@ -43,7 +43,11 @@ gpk_status launch(gpk_context &ctx, const TransposeArgs &a) {
 }  // namespace
 
 gpk_status transpose_padded_tile(gpk_context &ctx, const TransposeArgs &args) {
-    return args.elem_size == 4 ? launch<uint32_t>(ctx, args) : launch<uint64_t>(ctx, args);
+    switch (args.elem_size) {
+        case 2: return launch<uint16_t>(ctx, args);
+        case 4: return launch<uint32_t>(ctx, args);
+        default: return launch<uint64_t>(ctx, args);
+    }
 }
 
 }  // namespace gpk::cuda

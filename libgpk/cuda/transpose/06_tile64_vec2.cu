@@ -49,12 +49,19 @@ gpk_status launch(gpk_context &ctx, const TransposeArgs &a) {
 }  // namespace
 
 gpk_status transpose_tile64_vec2_takes(gpk_context &, const TransposeArgs &args, const char **why_not) {
-    *why_not = (args.elem_size == 4 ? takes<uint32_t>(args) : takes<uint64_t>(args)) ? nullptr : kUnaligned;
+    const bool ok = args.elem_size == 2   ? takes<uint16_t>(args)
+                    : args.elem_size == 4 ? takes<uint32_t>(args)
+                                          : takes<uint64_t>(args);
+    *why_not = ok ? nullptr : kUnaligned;
     return GPK_SUCCESS;
 }
 
 gpk_status transpose_tile64_vec2(gpk_context &ctx, const TransposeArgs &args) {
-    return args.elem_size == 4 ? launch<uint32_t>(ctx, args) : launch<uint64_t>(ctx, args);
+    switch (args.elem_size) {
+        case 2: return launch<uint16_t>(ctx, args);
+        case 4: return launch<uint32_t>(ctx, args);
+        default: return launch<uint64_t>(ctx, args);
+    }
 }
 
 }  // namespace gpk::cuda
