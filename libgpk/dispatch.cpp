@@ -1,7 +1,6 @@
 #include "dispatch.hpp"
 
 #include "checks.hpp"
-#include "common/half.hpp"
 #include "context.hpp"
 #include "host/host.hpp"
 #include "cuda/ladders.hpp"
@@ -10,12 +9,10 @@
 #include "registry.hpp"
 #include "scalars.hpp"
 #include "status.hpp"
+#include "validation.hpp"
 
-#include <algorithm>
-#include <cinttypes>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <new>
 #include <vector>
 
@@ -133,33 +130,12 @@ gpk_status locate(gpk_context &ctx, const void *p, const char *name, bool *devic
     return cuda::on_device(ctx, p, name, device);
 }
 
-size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
-
-// Hands out consecutive, aligned pieces of the context's staging buffer.
-struct Arena {
-    char *next;
-    void *take(size_t bytes) {
-        void *p = next;
-        next += aligned(bytes);
-        return p;
-    }
-};
-
-gpk_status stage_buffer(gpk_context &ctx, size_t bytes, Arena *arena) {
-    arena->next = nullptr;
-    if (bytes == 0) return GPK_SUCCESS;
-    void *p = nullptr;
-    GPK_FORWARD_IF_ERROR(cuda::buffer(ctx, Slot::Stage, bytes, &p));
-    arena->next = static_cast<char *>(p);
-    return GPK_SUCCESS;
-}
-
 // Copies a matrix of `outer` lines of `inner` elements between leading dimensions.
 gpk_status copy_matrix(gpk_context &ctx, void *dst, int64_t dld, const void *src, int64_t sld, int64_t inner,
                        int64_t outer, size_t elem, cudaMemcpyKind kind) {
     return cuda::check(ctx,
                        cudaMemcpy2DAsync(dst, dld * elem, src, sld * elem, inner * elem, outer, kind, cuda::stream(ctx)),
-                       "cudaMemcpy2DAsync (staging a matrix)");
+                       "cudaMemcpy2DAsync (validation copy)");
 }
 
 gpk_status copy_bytes(gpk_context &ctx, void *dst, const void *src, size_t bytes, cudaMemcpyKind kind) {
@@ -179,98 +155,34 @@ gpk_status reserve(gpk_context &ctx, std::vector<unsigned char> *space, size_t b
     return GPK_SUCCESS;
 }
 
-template <class T>
-gpk_status fetch(gpk_context &ctx, T *out, const void *src, int64_t ld, int64_t inner, int64_t outer) {
-    GPK_FORWARD_IF_ERROR(copy_matrix(ctx, out, inner, src, ld, inner, outer, sizeof(T), cudaMemcpyDefault));
+// Device memory to host memory, packed (ld == inner).
+gpk_status fetch(gpk_context &ctx, void *out, const void *src, int64_t ld, int64_t inner, int64_t outer, size_t es) {
+    GPK_FORWARD_IF_ERROR(copy_matrix(ctx, out, inner, src, ld, inner, outer, es, cudaMemcpyDeviceToHost));
     return sync(ctx);
 }
 
-// A validation's verdict lets the call go on: GPK_ERROR_VALIDATION still delivers the
-// variant's result to the outputs (it is what was checked), as the header promises.
-bool stops(gpk_status verdict) { return verdict != GPK_SUCCESS && verdict != GPK_ERROR_VALIDATION; }
+// Host arrays go through the staging pipeline (cuda/pipeline.cpp), in validation mode
+// too (the pipeline then checks chunk by chunk). Device arrays are computed in place
+// here and, in validation mode, recomputed by the checker into the context's Check
+// buffer and compared on the host (validation.hpp).
+// GPK_ERROR_VALIDATION lets the call go on to deliver the variant's result: it is what
+// was checked, as the header promises. Device arrays hold it already.
 
 // ---- gemm -------------------------------------------------------------------------
 
-// Elements of C as doubles: F16 and BF16 arrive as their bits.
-struct F16Bits {
-    uint16_t bits;
-};
-struct BF16Bits {
-    uint16_t bits;
-};
-double as_double(float v) { return v; }
-double as_double(double v) { return v; }
-double as_double(F16Bits v) { return half_to_float(v.bits); }
-double as_double(BF16Bits v) { return bf16_to_float(v.bits); }
-
-// The tolerance of a gemm comparison, relative to the largest |C| of the reference:
-// each side's F32/F64 accumulation error, plus, for 16-bit C, each side's rounding of
-// the result (2^-11 for F16, 2^-8 for BF16, relative), and in TF32 mode each side's
-// rounding of A and B to a 10-bit mantissa (2^-11 relative each, 2^-10 when the
-// hardware truncates: a product errs by about 2^-9). The gemm comparisons have always
-// measured against the largest |C| rather than sum |a b|, which holds for the random
-// and the one-signed data they are made for.
-double gemm_tolerance(const gpk_context &ctx, const GemmArgs &a) {
-    const double k = static_cast<double>(a.k + 2);
-    switch (a.dtype) {
-        case GPK_F64: return 8 * 0x1p-53 * k;
-        case GPK_F16: return 8 * 0x1p-24 * k + 2 * 0x1p-11;
-        case GPK_BF16: return 8 * 0x1p-24 * k + 2 * 0x1p-8;
-        default: return 8 * 0x1p-24 * k + (ctx.math_mode == GPK_MATH_TF32 ? 8 * 0x1p-9 : 0.0);
-    }
-}
-
-// `space`: 2 m n elements, reserved before the variant ran.
-template <class T>
-gpk_status compare_gemm(gpk_context &ctx, const GemmArgs &a, const void *ref, const char *variant,
-                        const char *checker, std::vector<unsigned char> &space) {
-    const size_t count = static_cast<size_t>(a.m * a.n);
-    T *got = reinterpret_cast<T *>(space.data()), *want = got + count;
-    GPK_FORWARD_IF_ERROR(fetch(ctx, got, a.C, a.ldc, a.m, a.n));
-    GPK_FORWARD_IF_ERROR(fetch(ctx, want, ref, a.m, a.m, a.n));
-    double scale = 0, worst = 0;
-    size_t at = 0;
-    for (size_t i = 0; i < count; ++i) {
-        const double g = as_double(got[i]), w = as_double(want[i]);
-        if (std::isnan(g) != std::isnan(w)) {
-            worst = std::numeric_limits<double>::infinity();
-            at = i;
-            break;
-        }
-        if (std::isnan(g)) continue;
-        scale = std::max(scale, std::fabs(w));
-        const double d = g == w ? 0.0 : std::fabs(g - w);
-        if (d > worst) worst = d, at = i;
-    }
-    const double tol = gemm_tolerance(ctx, a) * scale;
-    GPK_RETURN_ERROR_IF(!(worst <= tol), &ctx, GPK_ERROR_VALIDATION,
-                        "gemm variant '%s' differs from '%s': |difference| %.3g at C(%zu, %zu) exceeds tolerance %.3g",
-                        variant, checker, worst, at % static_cast<size_t>(a.m), at / static_cast<size_t>(a.m), tol);
-    return GPK_SUCCESS;
-}
-
-gpk_status compare_gemm_any(gpk_context &ctx, const GemmArgs &a, const void *ref, const char *variant,
-                            const char *checker, std::vector<unsigned char> &space) {
-    switch (a.dtype) {
-        case GPK_F32: return compare_gemm<float>(ctx, a, ref, variant, checker, space);
-        case GPK_F64: return compare_gemm<double>(ctx, a, ref, variant, checker, space);
-        case GPK_F16: return compare_gemm<F16Bits>(ctx, a, ref, variant, checker, space);
-        default: return compare_gemm<BF16Bits>(ctx, a, ref, variant, checker, space);
-    }
-}
-
 // The rung that checks rung `index` for a dtype: the vendor's, or, when the vendor's
 // is the one checked, the reference rung; -1 when that does not take the dtype (F16
-// and BF16), and the host backend's reference checks it instead.
+// and BF16), and the host backend's reference checks it instead (gemm_on_host).
 int gemm_checker(const Ladder<GemmArgs> &ladder, int index, int dtype) {
     if (index != ladder.vendor) return ladder.vendor;
     return (ladder.rungs[ladder.reference].dtypes & dtype_bit(dtype)) ? ladder.reference : -1;
 }
 
-// The host reference of the device call `a` into the device matrix `check` (m x m
-// leading dimension, holding C's old values when beta != 0): the operands are fetched,
-// computed by the host backend and sent back.
-gpk_status gemm_on_host(gpk_context &ctx, const GemmArgs &a, void *check) {
+// The host backend's reference as a checker's launcher: the device operands are
+// fetched on the context's stream, computed by the host backend, and the result sent
+// back into C's place (which holds C's old values when beta != 0). Its host memory is
+// taken when it runs: in the staging pipeline, after earlier chunks were written.
+gpk_status gemm_on_host(gpk_context &ctx, const GemmArgs &a) {
     const size_t es = dtype_size(a.dtype);
     const Storage sa{a.transa ? a.k : a.m, a.transa ? a.m : a.k, a.lda};
     const Storage sb{a.transb ? a.n : a.k, a.transb ? a.k : a.n, a.ldb};
@@ -285,20 +197,17 @@ gpk_status gemm_on_host(gpk_context &ctx, const GemmArgs &a, void *check) {
     GPK_FORWARD_IF_ERROR(copy_matrix(ctx, A.data(), sa.inner, a.A, a.lda, sa.inner, sa.outer, es, cudaMemcpyDeviceToHost));
     GPK_FORWARD_IF_ERROR(copy_matrix(ctx, B.data(), sb.inner, a.B, a.ldb, sb.inner, sb.outer, es, cudaMemcpyDeviceToHost));
     if (gemm_reads_c(a))
-        GPK_FORWARD_IF_ERROR(copy_matrix(ctx, C.data(), a.m, check, a.m, a.m, a.n, es, cudaMemcpyDeviceToHost));
+        GPK_FORWARD_IF_ERROR(copy_matrix(ctx, C.data(), a.m, a.C, a.ldc, a.m, a.n, es, cudaMemcpyDeviceToHost));
     GPK_FORWARD_IF_ERROR(sync(ctx));
     GemmArgs h = a;
     h.A = A.data(), h.lda = sa.inner;
     h.B = B.data(), h.ldb = sb.inner;
     h.C = C.data(), h.ldc = a.m;
     GPK_FORWARD_IF_ERROR(host::gemm(ctx, h));
-    GPK_FORWARD_IF_ERROR(copy_matrix(ctx, check, a.m, C.data(), a.m, a.m, a.n, es, cudaMemcpyHostToDevice));
+    GPK_FORWARD_IF_ERROR(copy_matrix(ctx, a.C, a.ldc, C.data(), a.m, a.m, a.n, es, cudaMemcpyHostToDevice));
     return sync(ctx);
 }
 
-// Host arrays go through the staging pipeline (cuda/pipeline.cpp), except in
-// validation mode, which stages every array whole, computes, recomputes with the
-// checker and compares: the path below.
 gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row_major) {
     const Ladder<GemmArgs> &ladder = gemm_ladder(GPK_BACKEND_CUDA);
     const size_t es = dtype_size(user.dtype);
@@ -310,162 +219,74 @@ gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row
     // call), beta applied in F32.
     const bool scale_only = !gemm_forms_product(a);
     if (scale_only) a.k = 0;
-    const Launcher<GemmArgs> scaler = is_16bit(a.dtype) ? ladder.rungs[ladder.vendor].run : ladder.rungs[ladder.reference].run;
+    const Launcher<GemmArgs> scaler =
+        is_16bit(a.dtype) ? ladder.rungs[ladder.vendor].run : ladder.rungs[ladder.reference].run;
+    const Launcher<GemmArgs> run = scale_only ? scaler : launcher(ctx, GPK_OP_GEMM, ladder, index);
+    const bool validate = ctx.validation && !scale_only;
+    const int ci = gemm_checker(ladder, index, a.dtype);
+    const Launcher<GemmArgs> check_run = ci >= 0 ? ladder.rungs[ci].run : gemm_on_host;
+    const char *check_name = ci >= 0 ? ladder.rungs[ci].name : "host";
 
-    const Storage sa{a.transa ? a.k : a.m, a.transa ? a.m : a.k, a.lda};
-    const Storage sb{a.transb ? a.n : a.k, a.transb ? a.k : a.n, a.ldb};
     bool dev_a = true, dev_b = true, dev_c = true;
     if (a.k > 0) {
         GPK_FORWARD_IF_ERROR(locate(ctx, a.A, "A", &dev_a));
         GPK_FORWARD_IF_ERROR(locate(ctx, a.B, "B", &dev_b));
     }
     GPK_FORWARD_IF_ERROR(locate(ctx, a.C, "C", &dev_c));
-    if (!(dev_a && dev_b && dev_c) && !ctx.validation) {
+    if (!(dev_a && dev_b && dev_c)) {
         // The caller's B stays resident: after the row-major swap that is the normalized A.
-        const Launcher<GemmArgs> run = scale_only ? scaler : launcher(ctx, GPK_OP_GEMM, ladder, index);
-        return cuda::staged_gemm(ctx, a, run, row_major, dev_a, dev_b, dev_c);
-    }
-    if (!(dev_a && dev_b && dev_c)) cuda::forget_trace(ctx);
-
-    const size_t bytes_a = sa.inner * sa.outer * es, bytes_b = sb.inner * sb.outer * es, bytes_c = a.m * a.n * es;
-    Arena arena{};
-    GPK_FORWARD_IF_ERROR(stage_buffer(
-        ctx, (dev_a ? 0 : aligned(bytes_a)) + (dev_b ? 0 : aligned(bytes_b)) + (dev_c ? 0 : aligned(bytes_c)), &arena));
-    if (!dev_a) {
-        void *p = arena.take(bytes_a);
-        GPK_FORWARD_IF_ERROR(copy_matrix(ctx, p, sa.inner, a.A, a.lda, sa.inner, sa.outer, es, cudaMemcpyHostToDevice));
-        a.A = p, a.lda = sa.inner;
-    }
-    if (!dev_b) {
-        void *p = arena.take(bytes_b);
-        GPK_FORWARD_IF_ERROR(copy_matrix(ctx, p, sb.inner, a.B, a.ldb, sb.inner, sb.outer, es, cudaMemcpyHostToDevice));
-        a.B = p, a.ldb = sb.inner;
-    }
-    if (!dev_c) {
-        void *p = arena.take(bytes_c);
-        if (gemm_reads_c(a))
-            GPK_FORWARD_IF_ERROR(copy_matrix(ctx, p, a.m, a.C, a.ldc, a.m, a.n, es, cudaMemcpyHostToDevice));
-        a.C = p, a.ldc = a.m;
+        const cuda::Checker<GemmArgs> check{check_run, ladder.rungs[index].name, check_name};
+        return cuda::staged_gemm(ctx, a, run, row_major, dev_a, dev_b, dev_c, validate ? &check : nullptr);
     }
 
-    // Validation recomputes into its own buffer from a snapshot of C.
+    // Validation recomputes into its own buffer from a snapshot of C; everything it
+    // needs is taken before the variant runs.
     void *check = nullptr;
-    const bool validate = ctx.validation && !scale_only;
     std::vector<unsigned char> space;
+    const size_t bytes_c = static_cast<size_t>(a.m * a.n) * es;
     if (validate) {
         GPK_FORWARD_IF_ERROR(reserve(ctx, &space, 2 * bytes_c));
         GPK_FORWARD_IF_ERROR(cuda::buffer(ctx, Slot::Check, bytes_c, &check));
         if (gemm_reads_c(a))
             GPK_FORWARD_IF_ERROR(copy_matrix(ctx, check, a.m, a.C, a.ldc, a.m, a.n, es, cudaMemcpyDeviceToDevice));
     }
-
-    GPK_FORWARD_IF_ERROR(scale_only ? scaler(ctx, a) : launcher(ctx, GPK_OP_GEMM, ladder, index)(ctx, a));
-
-    gpk_status verdict = GPK_SUCCESS;
-    if (validate) {
-        const int ci = gemm_checker(ladder, index, a.dtype);
-        GemmArgs c = a;
-        c.C = check, c.ldc = a.m;
-        GPK_FORWARD_IF_ERROR(ci >= 0 ? ladder.rungs[ci].run(ctx, c) : gemm_on_host(ctx, c, check));
-        const char *vn = ladder.rungs[index].name, *cn = ci >= 0 ? ladder.rungs[ci].name : "host";
-        verdict = compare_gemm_any(ctx, a, check, vn, cn, space);
-        if (stops(verdict)) return verdict;
-    }
-    if (!dev_c) GPK_FORWARD_IF_ERROR(copy_matrix(ctx, user.C, user.ldc, a.C, a.ldc, a.m, a.n, es, cudaMemcpyDeviceToHost));
-    if (!(dev_a && dev_b && dev_c)) GPK_FORWARD_IF_ERROR(sync(ctx));
-    return verdict;
+    GPK_FORWARD_IF_ERROR(run(ctx, a));
+    if (!validate) return GPK_SUCCESS;
+    GemmArgs c = a;
+    c.C = check, c.ldc = a.m;
+    GPK_FORWARD_IF_ERROR(check_run(ctx, c));
+    unsigned char *got = space.data(), *want = got + bytes_c;
+    GPK_FORWARD_IF_ERROR(fetch(ctx, got, a.C, a.ldc, a.m, a.n, es));
+    GPK_FORWARD_IF_ERROR(fetch(ctx, want, check, a.m, a.m, a.n, es));
+    validation::GemmCheck verdict(ctx, a);
+    verdict.add(got, a.m, want, a.m, a.m, a.n, 0, 0);
+    return verdict.verdict(ctx, ladder.rungs[index].name, check_name);
 }
 
 // ---- reduce -----------------------------------------------------------------------
 
-// Reads one result value as double (integers exactly enough for comparison as int64).
-struct Value {
-    double f;
-    int64_t i;
-};
-
-Value read_value(int dtype, const void *p) {
-    Value v{0, 0};
-    if (dtype == GPK_F32 || is_16bit(dtype)) {  // the result of a 16-bit reduce is a float
-        float f;
-        std::memcpy(&f, p, 4);
-        v.f = f;
-    } else if (dtype == GPK_F64) {
-        std::memcpy(&v.f, p, 8);
-    } else {
-        std::memcpy(&v.i, p, 8);
-    }
-    return v;
-}
-
-// `space`: n elements of x when a floating-point SUM may need its tolerance, reserved
-// before the variant ran (reduce_space).
-gpk_status compare_reduce(gpk_context &ctx, const ReduceArgs &a, const void *ref, const char *variant,
-                          const char *checker, std::vector<unsigned char> &space) {
-    unsigned char got_raw[8], want_raw[8];
-    const size_t rs = reduce_result_size(a.dtype);
-    GPK_FORWARD_IF_ERROR(copy_bytes(ctx, got_raw, a.result, rs, cudaMemcpyDeviceToHost));
-    GPK_FORWARD_IF_ERROR(copy_bytes(ctx, want_raw, ref, rs, cudaMemcpyDeviceToHost));
-    GPK_FORWARD_IF_ERROR(sync(ctx));
-    const Value got = read_value(a.dtype, got_raw), want = read_value(a.dtype, want_raw);
-    if (a.dtype == GPK_I32 || a.dtype == GPK_I64) {
-        GPK_RETURN_ERROR_IF(got.i != want.i, &ctx, GPK_ERROR_VALIDATION,
-                            "reduce variant '%s' gave %" PRId64 ", '%s' gave %" PRId64, variant, got.i, checker, want.i);
-        return GPK_SUCCESS;
-    }
-    const bool same = (std::isnan(got.f) && std::isnan(want.f)) || got.f == want.f;
-    double tol = 0;
-    if (!same && a.op == GPK_SUM && std::isfinite(got.f) && std::isfinite(want.f)) {
-        // Two summation trees each err by at most ~eps * depth * sum |x|.
-        const size_t es = dtype_size(a.dtype);
-        std::vector<unsigned char> &x = space;
-        GPK_FORWARD_IF_ERROR(copy_bytes(ctx, x.data(), a.x, x.size(), cudaMemcpyDeviceToHost));
-        GPK_FORWARD_IF_ERROR(sync(ctx));
-        double abs_sum = 0;
-        for (int64_t i = 0; i < a.n; ++i) {
-            const unsigned char *e = x.data() + i * es;
-            uint16_t bits = 0;
-            if (is_16bit(a.dtype)) std::memcpy(&bits, e, sizeof bits);
-            abs_sum += std::fabs(a.dtype == GPK_F16    ? half_to_float(bits)
-                                 : a.dtype == GPK_BF16 ? bf16_to_float(bits)
-                                                       : read_value(a.dtype, e).f);
-        }
-        // F16 and BF16 accumulate in F32.
-        const double eps = a.dtype == GPK_F64 ? 0x1p-53 : 0x1p-24;
-        tol = 4 * eps * (std::log2(static_cast<double>(a.n) + 1) + 2) * abs_sum;
-    }
-    GPK_RETURN_ERROR_IF(!same && !(std::fabs(got.f - want.f) <= tol), &ctx, GPK_ERROR_VALIDATION,
-                        "reduce variant '%s' gave %.17g, '%s' gave %.17g (tolerance %.3g)", variant, got.f, checker,
-                        want.f, tol);
-    return GPK_SUCCESS;
-}
-
 gpk_status reduce_cuda(gpk_context &ctx, const ReduceArgs &user, int index) {
     const Ladder<ReduceArgs> &ladder = reduce_ladder(GPK_BACKEND_CUDA);
     const size_t es = dtype_size(user.dtype), rs = reduce_result_size(user.dtype);
+    const int ci = checker_of(ladder, index);
     ReduceArgs a = user;
     bool dev_x = true, dev_r = true;
     if (a.n > 0) GPK_FORWARD_IF_ERROR(locate(ctx, a.x, "x", &dev_x));
     GPK_FORWARD_IF_ERROR(locate(ctx, a.result, "result", &dev_r));
     const Launcher<ReduceArgs> run = launcher(ctx, GPK_OP_REDUCE, ladder, index);
-    if (!dev_x && !ctx.validation) return cuda::staged_reduce(ctx, a, run, dev_r);
-    if (!dev_x) cuda::forget_trace(ctx);
-
-    Arena arena{};
-    GPK_FORWARD_IF_ERROR(stage_buffer(ctx, (dev_x ? 0 : aligned(a.n * es)) + (dev_r ? 0 : aligned(rs)), &arena));
     if (!dev_x) {
-        void *p = arena.take(a.n * es);
-        GPK_FORWARD_IF_ERROR(copy_bytes(ctx, p, a.x, a.n * es, cudaMemcpyHostToDevice));
-        a.x = p;
+        const cuda::Checker<ReduceArgs> check{ladder.rungs[ci].run, ladder.rungs[index].name, ladder.rungs[ci].name};
+        return cuda::staged_reduce(ctx, a, run, dev_r, ctx.validation ? &check : nullptr);
     }
-    if (!dev_r) a.result = arena.take(rs);
 
+    // x on the device: a host result is computed into the context's Stage buffer.
+    if (!dev_r) GPK_FORWARD_IF_ERROR(cuda::buffer(ctx, Slot::Stage, rs, &a.result));
     // Everything validation needs is taken before the variant runs (see reserve).
     ReduceArgs c = a;
     std::vector<unsigned char> space;
     if (ctx.validation) {
         GPK_FORWARD_IF_ERROR(cuda::buffer(ctx, Slot::Check, rs, &c.result));
-        const bool float_sum = a.op == GPK_SUM && (a.dtype == GPK_F32 || a.dtype == GPK_F64);
+        const bool float_sum = a.op == GPK_SUM && (a.dtype == GPK_F32 || a.dtype == GPK_F64 || is_16bit(a.dtype));
         if (float_sum) GPK_FORWARD_IF_ERROR(reserve(ctx, &space, static_cast<size_t>(a.n) * es));
     }
 
@@ -473,10 +294,20 @@ gpk_status reduce_cuda(gpk_context &ctx, const ReduceArgs &user, int index) {
 
     gpk_status verdict = GPK_SUCCESS;
     if (ctx.validation) {
-        const int ci = checker_of(ladder, index);
         GPK_FORWARD_IF_ERROR(ladder.rungs[ci].run(ctx, c));
-        verdict = compare_reduce(ctx, a, c.result, ladder.rungs[index].name, ladder.rungs[ci].name, space);
-        if (stops(verdict)) return verdict;
+        unsigned char got[8], want[8];
+        GPK_FORWARD_IF_ERROR(copy_bytes(ctx, got, a.result, rs, cudaMemcpyDeviceToHost));
+        GPK_FORWARD_IF_ERROR(copy_bytes(ctx, want, c.result, rs, cudaMemcpyDeviceToHost));
+        GPK_FORWARD_IF_ERROR(sync(ctx));
+        double abs_sum = 0;
+        if (validation::reduce_needs_abs_sum(a, got, want)) {
+            GPK_FORWARD_IF_ERROR(copy_bytes(ctx, space.data(), a.x, space.size(), cudaMemcpyDeviceToHost));
+            GPK_FORWARD_IF_ERROR(sync(ctx));
+            abs_sum = validation::reduce_abs_sum(a, space.data());
+        }
+        verdict = validation::compare_reduce(ctx, a, got, want, abs_sum, ladder.rungs[index].name,
+                                             ladder.rungs[ci].name);
+        if (verdict != GPK_ERROR_VALIDATION) GPK_FORWARD_IF_ERROR(verdict);
     }
     if (!dev_r) {
         GPK_FORWARD_IF_ERROR(copy_bytes(ctx, user.result, a.result, rs, cudaMemcpyDeviceToHost));
@@ -487,60 +318,32 @@ gpk_status reduce_cuda(gpk_context &ctx, const ReduceArgs &user, int index) {
 
 // ---- transpose --------------------------------------------------------------------
 
-// Transposition is exact, so validation checks every element of B against A.
-// `space`: 2 rows cols elements, reserved before the variant ran.
-template <class T>
-gpk_status compare_transpose(gpk_context &ctx, const TransposeArgs &a, const char *variant,
-                             std::vector<unsigned char> &space) {
-    T *A = reinterpret_cast<T *>(space.data()), *B = A + static_cast<size_t>(a.rows * a.cols);
-    GPK_FORWARD_IF_ERROR(fetch(ctx, A, a.A, a.lda, a.rows, a.cols));
-    GPK_FORWARD_IF_ERROR(fetch(ctx, B, a.B, a.ldb, a.cols, a.rows));
-    for (int64_t i = 0; i < a.rows; ++i)
-        for (int64_t j = 0; j < a.cols; ++j)
-            GPK_RETURN_ERROR_IF(B[j + i * a.cols] != A[i + j * a.rows], &ctx, GPK_ERROR_VALIDATION,
-                                "transpose variant '%s': B(%" PRId64 ", %" PRId64 ") is not A(%" PRId64 ", %" PRId64 ")",
-                                variant, j, i, i, j);
-    return GPK_SUCCESS;
-}
-
 gpk_status transpose_cuda(gpk_context &ctx, const TransposeArgs &user, int index) {
     const Ladder<TransposeArgs> &ladder = transpose_ladder(GPK_BACKEND_CUDA);
     const size_t es = user.elem_size, bytes = user.rows * user.cols * es;
-    TransposeArgs a = user;
+    const TransposeArgs &a = user;
     bool dev_a = true, dev_b = true;
     GPK_FORWARD_IF_ERROR(locate(ctx, a.A, "A", &dev_a));
     GPK_FORWARD_IF_ERROR(locate(ctx, a.B, "B", &dev_b));
     const Launcher<TransposeArgs> run = launcher(ctx, GPK_OP_TRANSPOSE, ladder, index);
-    if (!(dev_a && dev_b) && !ctx.validation)
-        return cuda::staged_transpose(ctx, a, run, rung_check(ctx, GPK_OP_TRANSPOSE, ladder, index), dev_a, dev_b);
-    if (!(dev_a && dev_b)) cuda::forget_trace(ctx);
-
-    Arena arena{};
-    GPK_FORWARD_IF_ERROR(stage_buffer(ctx, (dev_a ? 0 : aligned(bytes)) + (dev_b ? 0 : aligned(bytes)), &arena));
-    if (!dev_a) {
-        void *p = arena.take(bytes);
-        GPK_FORWARD_IF_ERROR(copy_matrix(ctx, p, a.rows, a.A, a.lda, a.rows, a.cols, es, cudaMemcpyHostToDevice));
-        a.A = p, a.lda = a.rows;
+    const char *name = ladder.rungs[index].name;
+    if (!(dev_a && dev_b)) {
+        const cuda::Checker<TransposeArgs> check{nullptr, name, nullptr};
+        return cuda::staged_transpose(ctx, a, run, rung_check(ctx, GPK_OP_TRANSPOSE, ladder, index), dev_a, dev_b,
+                                      ctx.validation ? &check : nullptr);
     }
-    if (!dev_b) a.B = arena.take(bytes), a.ldb = a.cols;
+
     std::vector<unsigned char> space;
     if (ctx.validation) GPK_FORWARD_IF_ERROR(reserve(ctx, &space, 2 * bytes));
-
     GPK_FORWARD_IF_ERROR(run(ctx, a));
-
-    gpk_status verdict = GPK_SUCCESS;
-    if (ctx.validation) {
-        const char *name = ladder.rungs[index].name;
-        verdict = es == 2   ? compare_transpose<uint16_t>(ctx, a, name, space)
-                  : es == 4 ? compare_transpose<uint32_t>(ctx, a, name, space)
-                            : compare_transpose<uint64_t>(ctx, a, name, space);
-        if (stops(verdict)) return verdict;
-    }
-    if (!dev_b) {
-        GPK_FORWARD_IF_ERROR(copy_matrix(ctx, user.B, user.ldb, a.B, a.ldb, a.cols, a.rows, es, cudaMemcpyDeviceToHost));
-        GPK_FORWARD_IF_ERROR(sync(ctx));
-    }
-    return verdict;
+    if (!ctx.validation) return GPK_SUCCESS;
+    // Transposition is exact, so validation checks every element of B against A.
+    unsigned char *A = space.data(), *B = A + bytes;
+    GPK_FORWARD_IF_ERROR(fetch(ctx, A, a.A, a.lda, a.rows, a.cols, es));
+    GPK_FORWARD_IF_ERROR(fetch(ctx, B, a.B, a.ldb, a.cols, a.rows, es));
+    validation::TransposeCheck verdict(a);
+    verdict.add(A, a.rows, B, a.cols, a.rows, a.cols, 0, 0);
+    return verdict.verdict(ctx, name);
 }
 
 // ---- pi ---------------------------------------------------------------------------

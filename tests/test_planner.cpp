@@ -42,6 +42,7 @@ void expect_needs(Case &c, const plan::Needs &got, const plan::Needs &want) {
     expect_eq(c, "needs.lane_scratch", got.lane_scratch, want.lane_scratch);
     expect_eq(c, "needs.shared", got.shared, want.shared);
     expect_eq(c, "needs.slot", got.slot, want.slot);
+    expect_eq(c, "needs.check", got.check, want.check);
 }
 
 // ---- the arithmetic underneath ---------------------------------------------------------
@@ -181,6 +182,40 @@ void gemm_by_hand(Suite &suite) {
         // Lane: C's 300 x 13 tile, 300 * 13 * 8 = 31200 bytes -> 31232; no resident.
         expect_needs(c, p.needs, plan::Needs{2, 31232, 0, 0, 31232});
     }
+    {
+        // Validation mode on the first case: each lane also holds the checker's 64 x
+        // 256 tile of C (64 KiB), and the comparison reads both tiles (128 KiB pinned
+        // per lane). The budget allows the same chunks.
+        Case c(suite, "gemm plan by hand: validation, in core");
+        plan::GemmProblem g{256, 256, 256, false, false, 4, false, true,
+                            Memory::Pageable, Memory::Pageable, Memory::Pageable};
+        g.check = true;
+        const plan::GemmPlan p = plan::plan_gemm(g, settings(4), GiB);
+        if (!p.fits) c.fail("does not fit");
+        expect_eq<int64_t>(c, "panel", p.panel, 64);
+        expect_eq<int64_t>(c, "block", p.block, 256);
+        expect_needs(c, p.needs, plan::Needs{4, 192 * KiB, 0, 256 * KiB, 256 * KiB, 128 * KiB});
+    }
+    {
+        // The same within 800 KiB: without validation 256 KiB of B and 4 lanes of
+        // 128 KiB fit (768 KiB); with the checker's tiles (4 x 192 KiB) they do not,
+        // and panels of 32 rows would be short: blocks of 128 columns of B (128 KiB)
+        // beside 4 lanes of 64 rows (64 KiB of A, 32 KiB of C, 32 KiB of the
+        // checker's C) take 640 KiB.
+        Case c(suite, "gemm plan by hand: validation, its tiles send the call out of core");
+        plan::GemmProblem g{256, 256, 256, false, false, 4, false, true,
+                            Memory::Pageable, Memory::Pageable, Memory::Pageable};
+        const plan::GemmPlan without = plan::plan_gemm(g, settings(4), 800 * KiB);
+        expect_eq<int64_t>(c, "panel without validation", without.panel, 64);
+        expect_eq<int64_t>(c, "block without validation", without.block, 256);
+        g.check = true;
+        const plan::GemmPlan p = plan::plan_gemm(g, settings(4), 800 * KiB);
+        if (!p.fits) c.fail("does not fit");
+        expect_eq<int64_t>(c, "panel", p.panel, 64);
+        expect_eq<int64_t>(c, "block", p.block, 128);
+        expect_eq<int64_t>(c, "blocks", p.blocks, 2);
+        expect_needs(c, p.needs, plan::Needs{4, 128 * KiB, 0, 128 * KiB, 128 * KiB, 64 * KiB});
+    }
 }
 
 void transpose_by_hand(Suite &suite) {
@@ -227,6 +262,18 @@ void transpose_by_hand(Suite &suite) {
         expect_eq<int64_t>(c, "w", p.w, 160);
         expect_needs(c, p.needs, plan::Needs{4, 2 * 102400, 0, 0, 102400});
     }
+    {
+        // Validation mode reads each tile of A and of B on the host: 2 x 409600
+        // pinned bytes per lane beside the first case's plan, which it leaves as it was.
+        Case c(suite, "transpose plan by hand: validation");
+        plan::TransposeProblem t{1000, 1000, 4, Memory::Pageable, Memory::Pageable};
+        t.check = true;
+        const plan::TransposePlan p = plan::plan_transpose(t, settings(4), GiB);
+        if (!p.fits) c.fail("does not fit");
+        expect_eq<int64_t>(c, "h", p.h, 320);
+        expect_eq<int64_t>(c, "w", p.w, 320);
+        expect_needs(c, p.needs, plan::Needs{4, 2 * 409600, 0, 0, 409600, 2 * 409600});
+    }
 }
 
 void reduce_by_hand(Suite &suite) {
@@ -262,6 +309,26 @@ void reduce_by_hand(Suite &suite) {
         if (p.fits) c.fail("fits in 100000 bytes");
         expect_eq<size_t>(c, "shortfall need", p.shortfall.need, 4000000 + 256 + 4 * (256 + 192 * KiB));
         expect_eq<int>(c, "shortfall lanes", p.shortfall.lanes, 4);
+    }
+    {
+        // Validation mode: the checker's 9 partials and result follow the variant's in
+        // the shared buffer (256 bytes each), the pieces as without it.
+        Case c(suite, "reduce plan by hand: validation");
+        plan::ReduceProblem r{1000000, 4, 4, false, false};
+        r.check = true;
+        const plan::ReducePlan p = plan::plan_reduce(r, settings(4), GiB);
+        if (!p.fits) c.fail("does not fit");
+        expect_eq<int64_t>(c, "piece", p.piece, 122880);
+        expect_eq<size_t>(c, "result offset", p.result_offset, 256);
+        expect_eq<size_t>(c, "check offset", p.check_offset, 512);
+        expect_eq<size_t>(c, "check result offset", p.check_result_offset, 768);
+        expect_needs(c, p.needs, plan::Needs{4, 491520, 192 * KiB, 1024, 491520});
+        // With the result in device memory, the checker's partials take its place.
+        r.dev_result = true;
+        const plan::ReducePlan d = plan::plan_reduce(r, settings(4), GiB);
+        expect_eq<size_t>(c, "check offset (device result)", d.check_offset, 256);
+        expect_eq<size_t>(c, "check result offset (device result)", d.check_result_offset, 512);
+        expect_eq<size_t>(c, "shared (device result)", d.needs.shared, 768);
     }
 }
 
@@ -310,17 +377,18 @@ void gemm_invariants(Suite &suite) {
         g.x = g.k == 0 ? Memory::Device : random_memory(rng, true);
         g.y = g.k == 0 ? Memory::Device : random_memory(rng, true);
         if (g.x == Memory::Device && g.y == Memory::Device && g.c == Memory::Device) g.c = Memory::Pageable;
+        g.check = i % 3 == 0;  // validation mode
         const gpk::StagingSettings st = random_settings(rng);
         const size_t operands = (static_cast<size_t>(g.m * g.k + g.k * g.n + g.m * g.n)) * g.es;
         bool capped = false;
         const size_t full = plan::plan_gemm(g, st, 80 * GiB).needs.device();
         const size_t budget = random_budget(rng, operands, full, &capped);
-        Case c(suite, format("gemm plan %d: %lldx%lldx%lld es %zu %s%s res_%c X%s Y%s C%s beta%s, %d streams, "
+        Case c(suite, format("gemm plan %d: %lldx%lldx%lld es %zu %s%s res_%c X%s Y%s C%s beta%s%s, %d streams, "
                              "chunk %zu, budget %zu",
                              i, static_cast<long long>(g.m), static_cast<long long>(g.n), static_cast<long long>(g.k),
                              g.es, g.transa ? "T" : "N", g.transb ? "T" : "N", g.resident_a ? 'A' : 'B',
                              memory_name(g.x), memory_name(g.y), memory_name(g.c), g.read_c ? "!=0" : "=0",
-                             st.streams, st.chunk_bytes, budget));
+                             g.check ? " validated" : "", st.streams, st.chunk_bytes, budget));
         const plan::GemmPlan p = plan::plan_gemm(g, st, budget);
         if (!p.fits) {
             // No plan only when one element of C per lane beside one column of the
@@ -329,7 +397,8 @@ void gemm_invariants(Suite &suite) {
             const size_t smallest =
                 (g.y != Memory::Device ? plan::device_bytes(g.resident(1), g.es) : 0) +
                 static_cast<size_t>(lanes) * ((g.x != Memory::Device ? plan::device_bytes(g.streamed(1), g.es) : 0) +
-                                              (g.c != Memory::Device ? plan::device_bytes(g.tile(1, 1), g.es) : 0));
+                                              (g.c != Memory::Device ? plan::device_bytes(g.tile(1, 1), g.es) : 0) +
+                                              (g.check ? plan::device_bytes(g.tile(1, 1), g.es) : 0));
             if (p.shortfall.need != smallest || p.shortfall.lanes != lanes)
                 c.fail("shortfall %zu bytes on %d lanes, the smallest plan needs %zu on %lld", p.shortfall.need,
                        p.shortfall.lanes, smallest, static_cast<long long>(lanes));
@@ -352,6 +421,20 @@ void gemm_invariants(Suite &suite) {
             p.panel != P)
             c.fail("panel %lld is not a multiple of %lld", static_cast<long long>(p.panel),
                    static_cast<long long>(plan::kPanelGranule));
+        // Validation keeps the chunks of the call without it (in core) when the
+        // checker's tiles fit beside them.
+        if (g.check) {
+            plan::GemmProblem u = g;
+            u.check = false;
+            const plan::GemmPlan up = plan::plan_gemm(u, st, budget);
+            if (up.fits && up.block == Q &&
+                up.needs.device() + static_cast<size_t>(up.needs.lanes) *
+                                        plan::device_bytes(g.tile(up.panel, up.block), g.es) <= budget &&
+                (p.panel != up.panel || p.block != up.block))
+                c.fail("validation changed panels %lld x %lld to %lld x %lld, though its tiles fit",
+                       static_cast<long long>(up.panel), static_cast<long long>(up.block),
+                       static_cast<long long>(p.panel), static_cast<long long>(p.block));
+        }
         // Every element of C in exactly one chunk; each chunk within the buffers.
         std::vector<unsigned char> hits(static_cast<size_t>(P * Q), 0);
         for (int64_t index = 0; index < p.chunks() && !c.failed(); ++index) {
@@ -363,7 +446,11 @@ void gemm_invariants(Suite &suite) {
             for (int64_t q = ch.q0; q < ch.q0 + ch.qc; ++q)
                 for (int64_t r = ch.p0; r < ch.p0 + ch.pc; ++r) ++hits[static_cast<size_t>(r + q * P)];
             const size_t lane = (g.x != Memory::Device ? plan::device_bytes(g.streamed(ch.pc), g.es) : 0) +
-                                (g.c != Memory::Device ? plan::device_bytes(g.tile(ch.pc, ch.qc), g.es) : 0);
+                                (g.c != Memory::Device ? plan::device_bytes(g.tile(ch.pc, ch.qc), g.es) : 0) +
+                                (g.check ? plan::device_bytes(g.tile(ch.pc, ch.qc), g.es) : 0);
+            // Validation: the variant's tile and the checker's, packed, in the check buffer.
+            if (g.check ? p.needs.check < 2 * plan::packed_bytes(g.tile(ch.pc, ch.qc), g.es) : p.needs.check != 0)
+                c.fail("chunk %lld: check buffer of %zu bytes", static_cast<long long>(index), p.needs.check);
             if (lane > p.needs.lane_device) c.fail("chunk %lld needs %zu bytes on its lane, planned %zu",
                                                    static_cast<long long>(index), lane, p.needs.lane_device);
             if (g.y != Memory::Device && plan::device_bytes(g.resident(ch.qc), g.es) > p.needs.shared)
@@ -394,14 +481,23 @@ void transpose_invariants(Suite &suite) {
         plan::TransposeProblem t{};
         t.rows = rng.range(1, 400), t.cols = rng.range(1, 400), t.es = rng.range(0, 1) == 0 ? 4 : 8;
         t.a = random_memory(rng, true), t.b = random_memory(rng, t.a != Memory::Device);
+        t.check = i % 3 == 0;  // validation mode
         const gpk::StagingSettings st = random_settings(rng);
         bool capped = false;
         const size_t full = plan::plan_transpose(t, st, 80 * GiB).needs.device();
         const size_t budget = random_budget(rng, static_cast<size_t>(2 * t.rows * t.cols) * t.es, full, &capped);
-        Case c(suite, format("transpose plan %d: %lldx%lld es %zu A%s B%s, %d streams, chunk %zu, budget %zu", i,
+        Case c(suite, format("transpose plan %d: %lldx%lld es %zu A%s B%s%s, %d streams, chunk %zu, budget %zu", i,
                              static_cast<long long>(t.rows), static_cast<long long>(t.cols), t.es, memory_name(t.a),
-                             memory_name(t.b), st.streams, st.chunk_bytes, budget));
+                             memory_name(t.b), t.check ? " validated" : "", st.streams, st.chunk_bytes, budget));
         const plan::TransposePlan p = plan::plan_transpose(t, st, budget);
+        {
+            // Validation takes no device memory: the same tiles as without it.
+            plan::TransposeProblem u = t;
+            u.check = false;
+            const plan::TransposePlan up = plan::plan_transpose(u, st, budget);
+            if (up.fits != p.fits || (p.fits && (up.h != p.h || up.w != p.w || up.needs.device() != p.needs.device())))
+                c.fail("validation changed the plan");
+        }
         if (!p.fits) {
             // No plan only when a tile of one element per lane does not fit.
             const int64_t lanes = std::min<int64_t>(st.streams, t.rows * t.cols);
@@ -435,6 +531,10 @@ void transpose_invariants(Suite &suite) {
                                          t.b == Memory::Pageable ? plan::packed_bytes(t.b_tile(ch.hc, ch.wc), t.es) : 0);
             if (slot > p.needs.slot) c.fail("chunk %lld: %zu bytes into a slot of %zu", static_cast<long long>(index),
                                             slot, p.needs.slot);
+            const size_t check = plan::packed_bytes(t.a_tile(ch.hc, ch.wc), t.es) +
+                                 plan::packed_bytes(t.b_tile(ch.hc, ch.wc), t.es);
+            if (t.check ? p.needs.check < check : p.needs.check != 0)
+                c.fail("chunk %lld: check buffer of %zu bytes", static_cast<long long>(index), p.needs.check);
         }
         if (!c.failed())
             for (size_t e = 0; e < hits.size(); ++e)
@@ -454,20 +554,22 @@ void reduce_invariants(Suite &suite) {
         const int dtype = static_cast<int>(rng.range(0, 3));
         r.es = dtype_size(dtype), r.rs = dtype == GPK_F32 ? 4 : 8;
         r.pinned = rng.range(0, 1) == 1, r.dev_result = rng.range(0, 1) == 1;
+        r.check = i % 3 == 0;  // validation mode
         const gpk::StagingSettings st = random_settings(rng);
         bool capped = false;
         const size_t full = plan::plan_reduce(r, st, 80 * GiB).needs.device();
         const size_t budget = random_budget(rng, static_cast<size_t>(r.n) * r.es + 4 * MiB, full, &capped);
-        Case c(suite, format("reduce plan %d: n %lld %s%s%s, %d streams, chunk %zu, budget %zu", i,
+        Case c(suite, format("reduce plan %d: n %lld %s%s%s%s, %d streams, chunk %zu, budget %zu", i,
                              static_cast<long long>(r.n), dtype_name(dtype), r.pinned ? " pinned" : "",
-                             r.dev_result ? " device result" : "", st.streams, st.chunk_bytes, budget));
+                             r.dev_result ? " device result" : "", r.check ? " validated" : "", st.streams,
+                             st.chunk_bytes, budget));
         const plan::ReducePlan p = plan::plan_reduce(r, st, budget);
         if (!p.fits) {
             // No plan only when pieces of one element do not fit: n partials, the
             // result, and per lane one element and its scratch.
             const int64_t lanes = std::min<int64_t>(st.streams, r.n);
-            const size_t smallest = plan::align_up(static_cast<size_t>(r.n) * r.rs) +
-                                    (r.dev_result ? 0 : plan::align_up(r.rs)) +
+            const size_t smallest = plan::align_up(static_cast<size_t>(r.n) * r.rs) * (r.check ? 2 : 1) +
+                                    (r.dev_result ? 0 : plan::align_up(r.rs)) + (r.check ? plan::align_up(r.rs) : 0) +
                                     static_cast<size_t>(lanes) * (plan::align_up(r.es) + plan::reduce_scratch(1));
             if (p.shortfall.need != smallest || p.shortfall.lanes != lanes)
                 c.fail("shortfall %zu bytes on %d lanes, the smallest plan needs %zu on %lld", p.shortfall.need,
@@ -484,6 +586,14 @@ void reduce_invariants(Suite &suite) {
         if (p.result_offset < partials || p.result_offset % plan::kAlignment != 0 ||
             p.needs.shared < (r.dev_result ? partials : p.result_offset + r.rs))
             c.fail("partials %zu, result at %zu, shared %zu", partials, p.result_offset, p.needs.shared);
+        // Validation: the checker's partials after the result, then its result.
+        if (r.check && (p.check_offset < (r.dev_result ? partials : p.result_offset + r.rs) ||
+                        p.check_offset % plan::kAlignment != 0 || p.check_result_offset < p.check_offset + partials ||
+                        p.check_result_offset % plan::kAlignment != 0 ||
+                        p.needs.shared < p.check_result_offset + r.rs))
+            c.fail("checker's partials at %zu, its result at %zu, shared %zu", p.check_offset, p.check_result_offset,
+                   p.needs.shared);
+        if (!r.check && p.needs.check != 0) c.fail("check buffer of %zu bytes without validation", p.needs.check);
         // The pieces in order, end to end, cover x once.
         int64_t next = 0;
         for (int64_t index = 0; index < p.chunks(); ++index) {

@@ -198,9 +198,12 @@ GPK_API gpk_status gpk_set_variant(gpk_context *ctx, int op, const char *name);
  *  enabled != 0: every later call on the CUDA backend is recomputed with the
  *  vendor library (cuBLAS, CUB, cuRAND) and, if the two results differ beyond
  *  the tolerance of the dtype and size, returns GPK_ERROR_VALIDATION with the
- *  largest difference found in gpk_last_error(). GPK_ERROR_VALIDATION is the
- *  one error after which the outputs are written: they hold the variant's
- *  result (what was checked), in host and in device memory alike.
+ *  largest difference found in gpk_last_error(). Host arrays are checked chunk
+ *  by chunk as they go through the staging pipeline, with the tolerance of the
+ *  whole call (for a reduce of a host x the checker reduces the same pieces).
+ *  GPK_ERROR_VALIDATION is the one error after which the outputs are
+ *  written: they hold the variant's result (what was checked), in host and in
+ *  device memory alike.
  *  Validation makes every call synchronous. Sticky.
  *  When the variant in use is the vendor's own, gemm and reduce are checked
  *  against the first libgpk rung that takes the dtype instead (for a gemm dtype
@@ -270,8 +273,12 @@ GPK_API gpk_status gpk_get_math_mode(const gpk_context *ctx, int *mode);
  * change with the settings below (and without a device_bytes cap, with pieces
  * made smaller when the GPU lacks the memory for them); for given settings the
  * result is the same from run to run. MIN, MAX and integer results are exact.
- * In validation mode (gpk_set_validation) host arrays are staged whole, without
- * the pipeline, and such calls leave no trace (gpk_stage_trace).
+ * In validation mode (gpk_set_validation) host arrays go through the pipeline
+ * too: each chunk is also computed by the checker, on the same stream, and
+ * compared on the host while later chunks run; the verdict comes once every
+ * chunk's result is in place. The checker's copy of each chunk of C counts in
+ * device_bytes; the chunks are those of the same call without validation unless
+ * the device memory the pipeline may use is too small for that copy beside them.
  * Every buffer a call needs is allocated before its first copy, so that
  * GPK_ERROR_OUT_OF_MEMORY, like every error found before the work starts, leaves
  * the outputs as they were (see "What a failed call leaves behind" below). After
@@ -285,7 +292,8 @@ GPK_API gpk_status gpk_get_math_mode(const gpk_context *ctx, int *mode);
  *  `chunk_bytes` : about how much host data one chunk moves, any size (0: the
  *              library's choice, see above). A small size makes many chunks.
  *  `device_bytes` : the most device memory the pipeline may hold during a call
- *              -- the chunks' buffers of every stream and gemm's resident block
+ *              -- the chunks' buffers of every stream and gemm's resident block,
+ *              in validation mode also the checker's tiles of C
  *              (0: no cap but the GPU's free memory). A cap below the size of the
  *              operands makes gemm run out of core; a cap below what the smallest
  *              chunk on each stream needs makes those calls fail with
@@ -322,8 +330,10 @@ typedef struct gpk_stage_event {
  *  Copies the first min(capacity, count) events of the context's last call that
  *  went through the staging pipeline into `events` (host memory; NULL with
  *  capacity 0 asks for the count alone) and writes their number to *count: 0
- *  when no call has, when the last one failed or staged without the pipeline
- *  (validation mode), and always on the host backend. Calls on device arrays
+ *  when no call has, when the last one failed (GPK_ERROR_VALIDATION included),
+ *  and always on the host backend. In validation mode a chunk's kernel step
+ *  (GPK_STAGE_COMPUTE) holds the variant's kernel, the checker's and the copies
+ *  the comparison reads. Calls on device arrays
  *  alone leave the trace as it was. Events are in the order they were issued; a
  *  call keeps its first 65536. The trace costs the calls only the recording of
  *  two CUDA events per step, and reading it waits for nothing.

@@ -94,6 +94,7 @@ gpk_status make_lanes(gpk_context &ctx, Pipeline &p, int count) {
         LaneState &L = p.lanes[p.made];
         GPK_FORWARD_IF_ERROR(make_lane(ctx, L.lane));
         GPK_FORWARD_IF_ERROR(new_event(ctx, cudaEventDisableTiming, &L.mark));
+        GPK_FORWARD_IF_ERROR(new_event(ctx, cudaEventDisableTiming, &L.checked));
         for (HostSlot &s : L.slots) GPK_FORWARD_IF_ERROR(new_event(ctx, cudaEventDisableTiming, &s.done));
     }
     return GPK_SUCCESS;
@@ -123,10 +124,10 @@ gpk_status device_alloc(gpk_context &ctx, size_t bytes, size_t granule, char **p
     return GPK_SUCCESS;
 }
 
-gpk_status pinned_alloc(gpk_context &ctx, size_t bytes, HostSlot *slot) {
-    if (slot->ptr != nullptr) cudaFreeHost(slot->ptr);
-    slot->ptr = nullptr;
-    slot->capacity = 0;
+gpk_status pinned_alloc(gpk_context &ctx, size_t bytes, char **ptr, size_t *capacity) {
+    if (*ptr != nullptr) cudaFreeHost(*ptr);
+    *ptr = nullptr;
+    *capacity = 0;
     void *q = nullptr;
     const cudaError_t e = cudaHostAlloc(&q, bytes, cudaHostAllocDefault);
     if (e != cudaSuccess) {
@@ -135,8 +136,8 @@ gpk_status pinned_alloc(gpk_context &ctx, size_t bytes, HostSlot *slot) {
                     "cannot allocate %zu bytes of pinned host memory for the staging pipeline: %s", bytes,
                     cudaGetErrorString(e));
     }
-    slot->ptr = static_cast<char *>(q);
-    slot->capacity = bytes;
+    *ptr = static_cast<char *>(q);
+    *capacity = bytes;
     return GPK_SUCCESS;
 }
 
@@ -224,6 +225,8 @@ void destroy_pipeline(Pipeline *p) {
             if (s.done != nullptr) cudaEventDestroy(s.done);
         }
         if (L.mark != nullptr) cudaEventDestroy(L.mark);
+        if (L.check != nullptr) cudaFreeHost(L.check);
+        if (L.checked != nullptr) cudaEventDestroy(L.checked);
     }
     if (p->shared != nullptr) cudaFree(p->shared);
     if (p->resident_ready != nullptr) cudaEventDestroy(p->resident_ready);
@@ -309,7 +312,10 @@ gpk_status provision(gpk_context &ctx, Pipeline &p, const Needs &n, size_t budge
         if (n.lane_scratch > 0) GPK_FORWARD_IF_ERROR(reserve_lane_scratch(ctx, L.lane, n.lane_scratch));
         if (n.slot > 0)
             for (HostSlot &s : L.slots)
-                if (s.capacity < n.slot) GPK_FORWARD_IF_ERROR(pinned_alloc(ctx, align_up(n.slot, kUncappedGranule), &s));
+                if (s.capacity < n.slot)
+                    GPK_FORWARD_IF_ERROR(pinned_alloc(ctx, align_up(n.slot, kUncappedGranule), &s.ptr, &s.capacity));
+        if (n.check > 0 && L.check_capacity < n.check)
+            GPK_FORWARD_IF_ERROR(pinned_alloc(ctx, align_up(n.check, kUncappedGranule), &L.check, &L.check_capacity));
     }
     return prepare_lanes(ctx, p, n.lanes, cublas_handle, zero);
 }
@@ -321,6 +327,14 @@ int64_t resident_copies(const Pipeline &p, const Transfer &t) {
     const size_t room = std::min(L0.slots[0].capacity, L0.slots[1].capacity);
     const size_t lines = std::max<size_t>(1, room / t.width);
     return static_cast<int64_t>((t.height + lines - 1) / lines);
+}
+
+gpk_status fetch(gpk_context &on, char *host, const void *device, int64_t ld, int64_t inner, int64_t outer, size_t es) {
+    const size_t width = static_cast<size_t>(inner) * es;
+    return check(on,
+                 copy_2d(host, width, device, static_cast<size_t>(ld) * es, width, static_cast<size_t>(outer),
+                         cudaMemcpyDeviceToHost, stream(on)),
+                 "cudaMemcpy2DAsync (validation, to the host)");
 }
 
 // ---- one call ---------------------------------------------------------------------------
@@ -337,6 +351,7 @@ gpk_status Call::chunk(int64_t index, const Transfer *in, int n_in, const Transf
     const int l = lane_of(index);
     LaneState &L = p_.lanes[l];
     const cudaStream_t s = L.lane.stream;
+    if (compare_ != nullptr) GPK_FORWARD_IF_ERROR(settle(L));  // its check buffer is refilled below
     bool staged = out != nullptr && !out->pinned;
     for (int i = 0; i < n_in; ++i) staged = staged || !in[i].pinned;
     HostSlot *slot = nullptr;
@@ -366,6 +381,10 @@ gpk_status Call::chunk(int64_t index, const Transfer *in, int n_in, const Transf
     GPK_FORWARD_IF_ERROR(p_.trace.timed(ctx_, s, Step{GPK_STAGE_COMPUTE, l, index, 0}, [&]() -> gpk_status {
         return lane_failed(ctx_, L.lane, compute(L.lane.ctx));
     }));
+    if (compare_ != nullptr) {
+        GPK_CUDA_TRY(ctx_, cudaEventRecord(L.checked, s));
+        L.pending = index;
+    }
     if (out != nullptr) {
         const Transfer &t = *out;
         // The result overwrites the slot's copies in: stream order puts it after them.
@@ -418,6 +437,7 @@ gpk_status Call::upload_resident(int64_t chunk, const Transfer &t, bool reuse) {
 
 gpk_status Call::finish() {
     while (waiting_count_ > 0) GPK_FORWARD_IF_ERROR(drain_oldest());
+    for (int l = 0; l < lanes_; ++l) GPK_FORWARD_IF_ERROR(settle(p_.lanes[l]));
     const cudaStream_t main = stream(ctx_);
     for (int l = 0; l < lanes_; ++l) {
         GPK_CUDA_TRY(ctx_, cudaEventRecord(p_.lanes[l].mark, p_.lanes[l].lane.stream));
@@ -448,6 +468,7 @@ void Call::cancel() {
         LaneState &L = p_.lanes[l];
         cudaStreamSynchronize(L.lane.stream);
         for (HostSlot &s : L.slots) s.armed = false, s.out_pending = false;
+        L.pending = -1;
     }
     waiting_count_ = 0;
     p_.trace.forget();
@@ -482,6 +503,16 @@ gpk_status Call::drain(HostSlot &slot) {
     host_copy(slot.out);
     slot.out_pending = false;
     slot.armed = false;
+    return GPK_SUCCESS;
+}
+
+// The lane's pending comparison, once the copies it reads have arrived.
+gpk_status Call::settle(LaneState &L) {
+    if (L.pending < 0) return GPK_SUCCESS;
+    GPK_CUDA_TRY(ctx_, cudaEventSynchronize(L.checked));
+    const int64_t chunk = L.pending;
+    L.pending = -1;
+    (*compare_)(chunk, L.check);
     return GPK_SUCCESS;
 }
 

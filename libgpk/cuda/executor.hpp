@@ -68,6 +68,12 @@ struct LaneState {
     HostSlot slots[2];
     int next_slot = 0;
     cudaEvent_t mark = nullptr;  // "everything issued so far": joins
+    // Validation mode: what the lane's last chunk left for the host to compare
+    // (pinned), ready once `checked` has passed.
+    char *check = nullptr;
+    size_t check_capacity = 0;
+    cudaEvent_t checked = nullptr;
+    int64_t pending = -1;  // the chunk whose comparison waits, or -1
 };
 
 class Pipeline {
@@ -111,6 +117,26 @@ private:
     gpk_status (*call_)(const void *, gpk_context &);
 };
 
+// Validation mode's comparison of a chunk, on the host: `data` is what the chunk's
+// compute copied into its lane's check buffer (LaneState::check).
+class Compare {
+public:
+    template <class F>
+    Compare(const F &f)
+        : self_(&f), call_([](const void *self, int64_t chunk, const char *data) {
+              (*static_cast<const F *>(self))(chunk, data);
+          }) {}
+    void operator()(int64_t chunk, const char *data) const { call_(self_, chunk, data); }
+
+private:
+    const void *self_;
+    void (*call_)(const void *, int64_t, const char *);
+};
+
+// Copies `outer` lines of `inner` elements (`ld` apart) of device memory to `host`,
+// packed, on the stream of `on` (a lane's context, in a chunk's compute).
+gpk_status fetch(gpk_context &on, char *host, const void *device, int64_t ld, int64_t inner, int64_t outer, size_t es);
+
 // One call on lanes [0, lanes) of a provisioned pipeline.
 class Call {
 public:
@@ -122,6 +148,10 @@ public:
     int lane_of(int64_t chunk) const { return plan::lane_of(chunk, lanes_); }
     // The device buffer of a chunk's lane.
     char *device_of(int64_t chunk) const { return p_.lanes[lane_of(chunk)].device; }
+    // Validation mode: the check buffer of a chunk's lane, which its compute fills
+    // for `compare` (given before the first chunk), called once the lane got there.
+    char *check_of(int64_t chunk) const { return p_.lanes[lane_of(chunk)].check; }
+    void compare_with(const Compare *compare) { compare_ = compare; }
 
     // begin(), body, and on any failure cancel(): the body ends with finish() and wait().
     template <class Body>
@@ -135,13 +165,16 @@ public:
 
     // One chunk on its lane: `in` copied to the device, `compute` run on the lane's
     // context (after the resident block is there, if wait_resident), `out` copied back.
+    // In validation mode (compare_with) the lane's previous comparison is done first,
+    // and this chunk's is left pending until the lane's next chunk or finish().
     gpk_status chunk(int64_t index, const Transfer *in, int n_in, const Transfer *out, bool wait_resident,
                      Compute compute);
     // Copies gemm's resident block on lane 0, once every lane is done with the block
     // before (`reuse`); the kernels wait for resident_ready. Traced as copies in of
     // `chunk`, the first chunk that uses the block.
     gpk_status upload_resident(int64_t chunk, const Transfer &t, bool reuse);
-    // Every result to the caller's arrays, and the context's stream after every lane.
+    // Every result to the caller's arrays, every comparison done, and the context's
+    // stream after every lane.
     gpk_status finish();
     // The call's end: everything it issued has finished, and the trace is complete.
     gpk_status wait();
@@ -153,6 +186,7 @@ private:
     gpk_status release(HostSlot &slot, cudaStream_t s);
     gpk_status drain(HostSlot &slot);
     gpk_status drain_oldest();
+    gpk_status settle(LaneState &L);
     gpk_status copy(int kind, int lane, int64_t chunk, void *dst, size_t dpitch, const void *src, size_t spitch,
                     size_t width, size_t height, cudaMemcpyKind direction);
 
@@ -165,6 +199,7 @@ private:
     // slot of every lane, so a fixed array (nothing allocated during a call).
     HostSlot *waiting_[2 * StagingSettings::kMaxStreams] = {};
     int waiting_count_ = 0;
+    const Compare *compare_ = nullptr;
     bool completed_ = false;
 };
 

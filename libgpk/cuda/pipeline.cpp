@@ -57,11 +57,23 @@
 // anything is written; buffers are kept for the next call and grow only, unless
 // keeping them would pass the budget: then the call starts over with what it needs.
 //
+// Validation mode (gpk_set_validation). A chunk's compute step also runs the checker
+// rung on the same lane -- for gemm into a tile of its own, from a copy of C's tile;
+// for reduce into partials of its own -- and copies what the comparison reads (the
+// two tiles of C; the tiles of A and B) into the lane's pinned check buffer. The host
+// compares a lane's chunk when the lane's next chunk needs that buffer, or at the
+// end, so the comparisons overlap the GPU's work. The rules (validation.hpp) are the
+// whole call's, accumulated over chunks, and the verdict comes after the last result
+// is in the caller's arrays: GPK_ERROR_VALIDATION leaves the variant's result there.
+// The check tiles count in the budget, the check buffers are pinned like the slots,
+// and both are provisioned with the rest.
+//
 // Files. planner.cpp computes the plans (pure arithmetic, tested on the host),
 // executor.cpp provisions them and runs their chunks on the lanes, trace.cpp keeps
 // the steps' times; this file joins them for each op.
 #include "pipeline.hpp"
 
+#include "../validation.hpp"
 #include "executor.hpp"
 #include "ladders.hpp"
 
@@ -99,7 +111,7 @@ Piece c_tile(const GemmArgs &a, size_t es, int64_t i0, int64_t rows, int64_t j0,
 // ---- gemm -------------------------------------------------------------------------------
 
 gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> run, bool resident_a, bool dev_a,
-                       bool dev_b, bool dev_c) {
+                       bool dev_b, bool dev_c, const Checker<GemmArgs> *check) {
     Pipeline *pp = nullptr;
     GPK_FORWARD_IF_ERROR(get_pipeline(ctx, &pp));
     Pipeline &p = *pp;
@@ -128,12 +140,13 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> r
     const Memory mc = memory_of(tile(0, P, 0, Q), es, dev_c);
     const bool x_host = mx != Memory::Device, y_host = my != Memory::Device, c_host = mc != Memory::Device;
 
-    const plan::GemmProblem g{a.m, a.n, a.k, a.transa, a.transb, es, resident_a, read_c, mx, my, mc};
+    const plan::GemmProblem g{a.m, a.n, a.k, a.transa, a.transb, es, resident_a, read_c, mx, my, mc, check != nullptr};
     size_t budget = 0;
     GPK_FORWARD_IF_ERROR(device_budget(ctx, p, &budget));
     const plan::GemmPlan pl = plan::plan_gemm(g, ctx.staging, budget);
     if (!pl.fits) return too_small(ctx, pl.shortfall, budget);
-    GPK_FORWARD_IF_ERROR(provision(ctx, p, pl.needs, budget, run == gemm_cublas, false));
+    const bool cublas_handle = run == gemm_cublas || (check != nullptr && check->run == gemm_cublas);
+    GPK_FORWARD_IF_ERROR(provision(ctx, p, pl.needs, budget, cublas_handle, false));
     // Steps: per chunk its copies in, the compute and the copy out; per block of Y
     // its upload.
     const int64_t per_chunk = (x_host ? 1 : 0) + (c_host && read_c ? 1 : 0) + 1 + (c_host ? 1 : 0);
@@ -145,7 +158,19 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> r
         }
     GPK_FORWARD_IF_ERROR(p.trace.reserve(ctx, static_cast<size_t>(steps)));
 
+    // Validation: a chunk's check buffer holds its tile of C as the variant computed
+    // it, then as the checker did, both packed.
+    validation::GemmCheck verdict(ctx, a);
+    const auto compare = [&](int64_t index, const char *data) {
+        const plan::GemmChunk ch = pl.chunk(index, g);
+        const int64_t rows = resident_a ? ch.qc : ch.pc, cols = resident_a ? ch.pc : ch.qc;
+        const char *want = data + plan::packed_bytes(plan::Shape{rows, cols}, es);
+        verdict.add(data, rows, want, rows, rows, cols, resident_a ? ch.q0 : ch.p0, resident_a ? ch.p0 : ch.q0);
+    };
+    const Compare comparison(compare);
+
     Call call(ctx, p, pl.needs.lanes);
+    if (check != nullptr) call.compare_with(&comparison);
     return call.run([&]() -> gpk_status {
         const void *y_ptr = nullptr;
         int64_t y_ld = 1;
@@ -185,19 +210,39 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> r
                 gc.C = dev, gc.ldc = device_ld(c.inner, es);
                 out = transfer(c, dev, gc.ldc, es, mc);
                 if (read_c) in[n_in++] = out;
+                dev += device_bytes(c.shape(), es);
             }
-            GPK_FORWARD_IF_ERROR(call.chunk(index, in, n_in, c_host ? &out : nullptr, product && y_host,
-                                            [&](gpk_context &on) { return run(on, gc); }));
+            // The checker computes into the lane's next tile, from a copy of C's.
+            GemmArgs cc = gc;
+            cc.C = dev, cc.ldc = device_ld(gc.m, es);
+            const auto compute = [&](gpk_context &on) -> gpk_status {
+                if (check == nullptr) return run(on, gc);
+                const size_t row_bytes = static_cast<size_t>(gc.m) * es;
+                if (read_c)
+                    GPK_FORWARD_IF_ERROR(cuda::check(on,
+                                                     cudaMemcpy2DAsync(cc.C, cc.ldc * es, gc.C, gc.ldc * es, row_bytes,
+                                                                       gc.n, cudaMemcpyDeviceToDevice, stream(on)),
+                                                     "cudaMemcpy2DAsync (validation, C for the checker)"));
+                GPK_FORWARD_IF_ERROR(run(on, gc));
+                GPK_FORWARD_IF_ERROR(check->run(on, cc));
+                char *host = call.check_of(index);
+                GPK_FORWARD_IF_ERROR(fetch(on, host, gc.C, gc.ldc, gc.m, gc.n, es));
+                return fetch(on, host + plan::packed_bytes(plan::Shape{gc.m, gc.n}, es), cc.C, cc.ldc, gc.m, gc.n, es);
+            };
+            GPK_FORWARD_IF_ERROR(
+                call.chunk(index, in, n_in, c_host ? &out : nullptr, product && y_host, compute));
         }
         GPK_FORWARD_IF_ERROR(call.finish());
-        return call.wait();
+        GPK_FORWARD_IF_ERROR(call.wait());
+        return check != nullptr ? verdict.verdict(ctx, check->variant, check->checker) : GPK_SUCCESS;
     });
 }
 
 // ---- transpose ----------------------------------------------------------------------------
 
 gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<TransposeArgs> run,
-                            const RungCheck<TransposeArgs> &check, bool dev_a, bool dev_b) {
+                            const RungCheck<TransposeArgs> &rung, bool dev_a, bool dev_b,
+                            const Checker<TransposeArgs> *check) {
     Pipeline *pp = nullptr;
     GPK_FORWARD_IF_ERROR(get_pipeline(ctx, &pp));
     Pipeline &p = *pp;
@@ -217,7 +262,7 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<T
     const Memory mb = memory_of(b_tile(0, a.rows, 0, a.cols), es, dev_b);
     const bool a_host = ma != Memory::Device, b_host = mb != Memory::Device;
 
-    const plan::TransposeProblem t{a.rows, a.cols, es, ma, mb};
+    const plan::TransposeProblem t{a.rows, a.cols, es, ma, mb, check != nullptr};
     size_t budget = 0;
     GPK_FORWARD_IF_ERROR(device_budget(ctx, p, &budget));
     const plan::TransposePlan pl = plan::plan_transpose(t, ctx.staging, budget);
@@ -225,6 +270,16 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<T
     GPK_FORWARD_IF_ERROR(provision(ctx, p, pl.needs, budget, run == transpose_geam, false));
     const int64_t per_chunk = (a_host ? 1 : 0) + 1 + (b_host ? 1 : 0);
     GPK_FORWARD_IF_ERROR(p.trace.reserve(ctx, static_cast<size_t>(pl.chunks() * per_chunk)));
+
+    // Validation: a chunk's check buffer holds its tile of A, then the variant's
+    // transpose of it, both packed.
+    validation::TransposeCheck verdict(a);
+    const auto compare = [&](int64_t index, const char *data) {
+        const plan::TransposeChunk ch = pl.chunk(index, t);
+        const char *b = data + plan::packed_bytes(t.a_tile(ch.hc, ch.wc), es);
+        verdict.add(data, ch.hc, b, ch.wc, ch.hc, ch.wc, ch.i0, ch.j0);
+    };
+    const Compare comparison(compare);
 
     Call call(ctx, p, pl.needs.lanes);
     // Chunk `index`'s arguments for the rung, on the lane's buffers where an array is on
@@ -252,31 +307,41 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<T
     // A rung chosen by name that refuses some piece (a piece can start at an element
     // that its vector accesses cannot) refuses the whole call here, before the first
     // copy: otherwise the pieces before it would already be in B when the call fails.
-    if (check.takes != nullptr)
+    if (rung.takes != nullptr)
         for (int64_t index = 0; index < pl.chunks(); ++index) {
             TransposeArgs tc;
             Transfer in{}, out{};
             chunk_args(index, &tc, &in, &out);
             const char *why_not = nullptr;
-            GPK_FORWARD_IF_ERROR(check.takes(ctx, tc, &why_not));
-            if (why_not != nullptr) return refuse(ctx, "transpose", check.name, why_not);
+            GPK_FORWARD_IF_ERROR(rung.takes(ctx, tc, &why_not));
+            if (why_not != nullptr) return refuse(ctx, "transpose", rung.name, why_not);
         }
+    if (check != nullptr) call.compare_with(&comparison);
     return call.run([&]() -> gpk_status {
         for (int64_t index = 0; index < pl.chunks(); ++index) {
             TransposeArgs tc;
             Transfer in{}, out{};
             chunk_args(index, &tc, &in, &out);
-            GPK_FORWARD_IF_ERROR(call.chunk(index, &in, a_host ? 1 : 0, b_host ? &out : nullptr, false,
-                                            [&](gpk_context &on) { return run(on, tc); }));
+            const int64_t hc = tc.rows, wc = tc.cols;
+            const auto compute = [&](gpk_context &on) -> gpk_status {
+                GPK_FORWARD_IF_ERROR(run(on, tc));
+                if (check == nullptr) return GPK_SUCCESS;
+                char *host = call.check_of(index);
+                GPK_FORWARD_IF_ERROR(fetch(on, host, tc.A, tc.lda, hc, wc, es));
+                return fetch(on, host + plan::packed_bytes(t.a_tile(hc, wc), es), tc.B, tc.ldb, wc, hc, es);
+            };
+            GPK_FORWARD_IF_ERROR(call.chunk(index, &in, a_host ? 1 : 0, b_host ? &out : nullptr, false, compute));
         }
         GPK_FORWARD_IF_ERROR(call.finish());
-        return call.wait();
+        GPK_FORWARD_IF_ERROR(call.wait());
+        return check != nullptr ? verdict.verdict(ctx, check->variant) : GPK_SUCCESS;
     });
 }
 
 // ---- reduce -------------------------------------------------------------------------------
 
-gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceArgs> run, bool dev_result) {
+gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceArgs> run, bool dev_result,
+                         const Checker<ReduceArgs> *check) {
     Pipeline *pp = nullptr;
     GPK_FORWARD_IF_ERROR(get_pipeline(ctx, &pp));
     Pipeline &p = *pp;
@@ -287,7 +352,7 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceA
     // BF16 partials are F32 sums.
     const int partial_dtype = a.dtype == GPK_F32 || is_16bit(a.dtype) ? GPK_F32 : a.dtype == GPK_F64 ? GPK_F64 : GPK_I64;
 
-    const plan::ReduceProblem r{a.n, es, rs, pinned, dev_result};
+    const plan::ReduceProblem r{a.n, es, rs, pinned, dev_result, check != nullptr};
     size_t budget = 0;
     GPK_FORWARD_IF_ERROR(device_budget(ctx, p, &budget));
     const plan::ReducePlan pl = plan::plan_reduce(r, ctx.staging, budget);
@@ -296,6 +361,11 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceA
     GPK_FORWARD_IF_ERROR(p.trace.reserve(ctx, static_cast<size_t>(pl.chunks() * 2)));  // copy in, compute
     char *partials = p.shared;
     void *result = dev_result ? a.result : p.shared + pl.result_offset;
+    // Validation: the checker reduces the same pieces into partials of its own, then
+    // those, and the two results are compared (the rule compares whole results).
+    char *check_partials = p.shared + pl.check_offset;
+    void *check_result = p.shared + pl.check_result_offset;
+    unsigned char got[8] = {}, want[8] = {};
 
     Call call(ctx, p, pl.needs.lanes);
     return call.run([&]() -> gpk_status {
@@ -305,14 +375,32 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceA
             const size_t bytes = static_cast<size_t>(ch.count) * es;
             const Transfer in{x + ch.first * es, bytes, dev, bytes, bytes, 1, pinned};
             const ReduceArgs rc{a.dtype, a.op, dev, ch.count, partials + index * rs};
-            GPK_FORWARD_IF_ERROR(call.chunk(index, &in, 1, nullptr, false, [&](gpk_context &on) { return run(on, rc); }));
+            const auto compute = [&](gpk_context &on) -> gpk_status {
+                GPK_FORWARD_IF_ERROR(run(on, rc));
+                if (check == nullptr) return GPK_SUCCESS;
+                return check->run(on, ReduceArgs{a.dtype, a.op, dev, ch.count, check_partials + index * rs});
+            };
+            GPK_FORWARD_IF_ERROR(call.chunk(index, &in, 1, nullptr, false, compute));
         }
         GPK_FORWARD_IF_ERROR(call.finish());
+        // The checker's partials first: whatever it fails with comes before the
+        // variant's result is written.
+        if (check != nullptr)
+            GPK_FORWARD_IF_ERROR(
+                check->run(ctx, ReduceArgs{partial_dtype, a.op, check_partials, pl.pieces, check_result}));
         // The partials in piece order, on the context's stream: the same tree every run.
         GPK_FORWARD_IF_ERROR(run(ctx, ReduceArgs{partial_dtype, a.op, partials, pl.pieces, result}));
         if (!dev_result)
             GPK_CUDA_TRY(ctx, cudaMemcpyAsync(a.result, result, rs, cudaMemcpyDeviceToHost, stream(ctx)));
-        return call.wait();
+        if (check != nullptr) {
+            GPK_CUDA_TRY(ctx, cudaMemcpyAsync(got, result, rs, cudaMemcpyDeviceToHost, stream(ctx)));
+            GPK_CUDA_TRY(ctx, cudaMemcpyAsync(want, check_result, rs, cudaMemcpyDeviceToHost, stream(ctx)));
+        }
+        GPK_FORWARD_IF_ERROR(call.wait());
+        if (check == nullptr) return GPK_SUCCESS;
+        // x is host memory, read in place for the tolerance.
+        const double abs_sum = validation::reduce_needs_abs_sum(a, got, want) ? validation::reduce_abs_sum(a, x) : 0;
+        return validation::compare_reduce(ctx, a, got, want, abs_sum, check->variant, check->checker);
     });
 }
 

@@ -11,14 +11,28 @@ namespace gpk::cuda {
 
 class Pipeline;
 
+// Validation mode (gpk_set_validation) in the pipeline: `run` is the checker rung,
+// run on every chunk beside the variant on the same lane (null for transpose, whose
+// check needs none), and the verdict's message names `variant` and `checker`. The
+// chunks' comparisons (validation.hpp) go on while later chunks run; the verdict
+// comes once every result is in its place, so GPK_ERROR_VALIDATION leaves the
+// variant's result in the outputs. What validation needs is provisioned with the rest,
+// before the first copy.
+template <class Args>
+struct Checker {
+    Launcher<Args> run;
+    const char *variant, *checker;
+};
+
 // C = alpha op(A) op(B) + beta C (column-major, as dispatch normalized it) with at
 // least one of A, B, C in host memory; dev_* say which are device memory (used in
 // place). `run` is the rung to run on each chunk; a.k == 0 means C = beta C (A and B
 // not read), which `run` must do with k == 0. resident_a: the normalized A is the
 // resident operand and the panels are columns of C (a row-major call, whose B became
 // the normalized A); otherwise B is resident and the panels are rows of C.
+// `check`: validation mode's checker, or null.
 gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> run, bool resident_a, bool dev_a,
-                       bool dev_b, bool dev_c);
+                       bool dev_b, bool dev_c, const Checker<GemmArgs> *check);
 // A rung chosen by name whose takes function can refuse a call: the staging pipeline
 // asks it about every piece before the first write. takes is null for "auto" (which
 // chooses piece by piece) and for rungs that take every call.
@@ -30,16 +44,15 @@ struct RungCheck {
 
 // B = A^T with A or B (or both) in host memory.
 gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<TransposeArgs> run,
-                            const RungCheck<TransposeArgs> &check, bool dev_a, bool dev_b);
+                            const RungCheck<TransposeArgs> &rung, bool dev_a, bool dev_b,
+                            const Checker<TransposeArgs> *check);
 // *result = op over x[0..n), x in host memory, n > 0: each piece of x reduced by `run`
 // to a partial in device memory, the partials reduced by `run` in piece order.
-gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceArgs> run, bool dev_result);
+gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceArgs> run, bool dev_result,
+                         const Checker<ReduceArgs> *check);
 
 // gpk_stage_trace on the CUDA backend; the arguments are checked, the device is current.
-// A call that staged host arrays without the pipeline (validation mode) forgets the
-// trace, so that it never describes an older call.
 gpk_status stage_trace(gpk_context &ctx, gpk_stage_event *events, int64_t capacity, int64_t *count);
-void forget_trace(gpk_context &ctx);
 
 // Frees the pipeline and everything it holds (streams, buffers, events); waits for its
 // streams first. Null is a no-op. Never fails.

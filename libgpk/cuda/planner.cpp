@@ -84,7 +84,8 @@ GemmPlan plan_gemm(const GemmProblem &g, const StagingSettings &st, size_t budge
     const bool x_host = g.x != Memory::Device, y_host = g.y != Memory::Device, c_host = g.c != Memory::Device;
 
     auto lane_bytes = [&](int64_t pc, int64_t qc) {
-        return (x_host ? device_bytes(g.streamed(pc), es) : 0) + (c_host ? device_bytes(g.tile(pc, qc), es) : 0);
+        return (x_host ? device_bytes(g.streamed(pc), es) : 0) + (c_host ? device_bytes(g.tile(pc, qc), es) : 0) +
+               (g.check ? device_bytes(g.tile(pc, qc), es) : 0);
     };
     auto resident_bytes = [&](int64_t qc) { return y_host ? device_bytes(g.resident(qc), es) : 0; };
     auto per_unit = [&](int64_t qc) {  // streamed bytes per element of a panel's length
@@ -154,6 +155,8 @@ GemmPlan plan_gemm(const GemmProblem &g, const StagingSettings &st, size_t budge
         const size_t line = align_up(static_cast<size_t>(y.inner) * es);
         plan.needs.slot = std::max(plan.needs.slot, std::min(packed_bytes(y, es), std::max(line, kResidentPiece)));
     }
+    // The variant's tile and the checker's, side by side.
+    if (g.check) plan.needs.check = 2 * packed_bytes(g.tile(pn, q), es);
     return plan;
 }
 
@@ -225,6 +228,7 @@ TransposePlan plan_transpose(const TransposeProblem &t, const StagingSettings &s
     // The result overwrites the copy in within the slot: stream order puts it after.
     plan.needs.slot = std::max(t.a == Memory::Pageable ? packed_bytes(t.a_tile(h, w), es) : 0,
                                t.b == Memory::Pageable ? packed_bytes(t.b_tile(h, w), es) : 0);
+    if (t.check) plan.needs.check = packed_bytes(t.a_tile(h, w), es) + packed_bytes(t.b_tile(h, w), es);
     return plan;
 }
 
@@ -241,7 +245,8 @@ ReducePlan plan_reduce(const ReduceProblem &r, const StagingSettings &st, size_t
     auto pieces_of = [&](int64_t pc) { return ceil_div(n, pc); };
     auto lanes_for = [&](int64_t pc) { return static_cast<int>(std::min<int64_t>(st.streams, pieces_of(pc))); };
     auto shared_bytes = [&](int64_t pc) {
-        return align_up(static_cast<size_t>(pieces_of(pc)) * rs) + (r.dev_result ? 0 : align_up(rs));
+        const size_t partials = align_up(static_cast<size_t>(pieces_of(pc)) * rs);
+        return partials + (r.dev_result ? 0 : align_up(rs)) + (r.check ? partials + align_up(rs) : 0);
     };
     auto need = [&](int64_t pc) {
         return shared_bytes(pc) +
@@ -262,6 +267,8 @@ ReducePlan plan_reduce(const ReduceProblem &r, const StagingSettings &st, size_t
     plan.needs = Needs{lanes_for(pn), align_up(static_cast<size_t>(pn) * es), reduce_scratch(pn), shared_bytes(pn),
                        r.pinned ? 0 : align_up(static_cast<size_t>(pn) * es)};
     plan.result_offset = align_up(static_cast<size_t>(plan.pieces) * rs);
+    plan.check_offset = plan.result_offset + (r.dev_result ? 0 : align_up(rs));
+    plan.check_result_offset = plan.check_offset + plan.result_offset;
     return plan;
 }
 

@@ -61,6 +61,7 @@ struct Needs {
     size_t lane_scratch;  // device bytes per lane reserved for the rung's scratch (reduce)
     size_t shared;        // device bytes shared by the lanes
     size_t slot;          // pinned bytes per slot; 0 when no operand is pageable
+    size_t check = 0;     // validation mode: pinned bytes per lane that a chunk's comparison reads
 
     size_t device() const { return shared + static_cast<size_t>(lanes) * (lane_device + lane_scratch); }
 };
@@ -87,6 +88,9 @@ struct GemmProblem {
     bool resident_a;
     bool read_c;                  // beta != 0 in the dtype
     Memory x, y, c;               // Device for X and Y when k == 0 (not read)
+    // Validation mode: each lane also holds the checker's tile of C (device), and
+    // the comparison reads the variant's and the checker's tile (Needs::check).
+    bool check = false;
     int64_t P() const { return resident_a ? n : m; }
     int64_t Q() const { return resident_a ? m : n; }
     // Shapes as stored: a panel of `count` of X, a block of `count` of Y, C's tile.
@@ -119,6 +123,7 @@ struct TransposeProblem {
     int64_t rows, cols;
     size_t es;
     Memory a, b;
+    bool check = false;  // validation mode: the comparison reads each tile of A and of B (Needs::check)
     Shape a_tile(int64_t hc, int64_t wc) const { return Shape{hc, wc}; }
     Shape b_tile(int64_t hc, int64_t wc) const { return Shape{wc, hc}; }
 };
@@ -148,6 +153,8 @@ struct ReduceProblem {
     size_t es, rs;
     bool pinned;      // x is pinned host memory
     bool dev_result;  // the result is device memory
+    // Validation mode: the checker's partials and result follow in the shared buffer.
+    bool check = false;
 };
 
 struct ReduceChunk {
@@ -161,6 +168,8 @@ struct ReducePlan {
     int64_t pieces;
     Needs needs;
     size_t result_offset;  // of the result in the shared buffer (when !dev_result)
+    size_t check_offset;         // when check: the checker's partials in the shared buffer,
+    size_t check_result_offset;  // and its result
     int64_t chunks() const { return pieces; }
     ReduceChunk chunk(int64_t index, const ReduceProblem &r) const;
 };

@@ -347,8 +347,10 @@ gpk_status check(gpk_context &ctx, cudaError_t err, const char *what) {
 gpk_status check_launch(gpk_context &ctx, const char *kernel) {
     const cudaError_t err = cudaGetLastError();
     if (err == cudaSuccess) return GPK_SUCCESS;
-    return fail(&ctx, GPK_ERROR_CUDA, "launch of %s failed: %s (%s)", kernel, cudaGetErrorString(err),
-                cudaGetErrorName(err));
+    // A launch can need device memory of its own (a kernel's code loaded on its first
+    // launch): when there is none, the call ran out of memory and wrote nothing.
+    const gpk_status status = err == cudaErrorMemoryAllocation ? GPK_ERROR_OUT_OF_MEMORY : GPK_ERROR_CUDA;
+    return fail(&ctx, status, "launch of %s failed: %s (%s)", kernel, cudaGetErrorString(err), cudaGetErrorName(err));
 }
 
 gpk_status check_cublas(gpk_context &ctx, cublasStatus_t st, const char *what) {

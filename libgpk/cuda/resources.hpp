@@ -16,7 +16,7 @@ namespace gpk::cuda {
 // Device buffers owned by the context, each grown on demand and reused across calls.
 enum class Slot {
     Scratch,  // temporary storage of a launcher (CUB temp storage, partial sums, ...)
-    Stage,    // device copies of host arrays
+    Stage,    // a device result bound for host memory (reduce of device x into a host result)
     Check,    // validation mode's vendor result
     Count
 };

@@ -79,24 +79,25 @@ gpk_status check_cublas(gpk_context &ctx, cublasStatus_t, const char *) { return
 
 gpk_status check_curand(gpk_context &ctx, curandStatus_t, const char *) { return absent(&ctx); }
 
-gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &, Launcher<GemmArgs>, bool, bool, bool, bool) {
+gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &, Launcher<GemmArgs>, bool, bool, bool, bool,
+                       const Checker<GemmArgs> *) {
     return absent(&ctx);
 }
 
-gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &, Launcher<TransposeArgs>, const RungCheck<TransposeArgs> &,
-                            bool, bool) {
+gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &, Launcher<TransposeArgs>,
+                            const RungCheck<TransposeArgs> &, bool, bool, const Checker<TransposeArgs> *) {
     return absent(&ctx);
 }
 
-gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &, Launcher<ReduceArgs>, bool) { return absent(&ctx); }
+gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &, Launcher<ReduceArgs>, bool, const Checker<ReduceArgs> *) {
+    return absent(&ctx);
+}
 
 // No staged call ever ran: an empty trace, as on the host backend.
 gpk_status stage_trace(gpk_context &, gpk_stage_event *, int64_t, int64_t *count) {
     *count = 0;
     return GPK_SUCCESS;
 }
-
-void forget_trace(gpk_context &) {}
 
 void destroy_pipeline(Pipeline *) {}
 
