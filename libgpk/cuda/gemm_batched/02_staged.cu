@@ -17,7 +17,9 @@
 //   the rows and columns past an edge read a clamped valid element whose result is
 //   never stored, so the inner loop has no branch. Each product's copy in shared
 //   memory is padded to an odd number of elements, so the 32 threads of a warp that
-//   read 32 different products hit 32 different banks.
+//   read 32 different products hit 32 different banks, and past 4 rows its leading
+//   dimension is odd too, so threads reading columns 4 apart of one product do. The
+//   group size is rounded to whole rounds of the 256 threads over the tiles.
 // * Store: alpha * op(A) * op(B) goes back to shared memory and the group's C region
 //   is written out in the same coalesced order as the staging (16-byte vectors when
 //   packed), with beta * C read there only when beta != 0.
@@ -43,8 +45,10 @@ template <class T>
 struct StagedArgs {
     int m, n, k;
     int ra, rb;                  // rows of A and B as stored (column-major)
+    int lds_a, lds_b;            // their leading dimensions in shared memory
     int len_a, len_b, len_c;     // elements of one A, B, C (packed)
     int ss_a, ss_b, ss_c;        // their strides in shared memory (odd), 0 when shared
+    int one_a, one_b;            // elements of one A, B in shared memory
     int per_block, tiles_m, tiles;
     T alpha, beta;
     const T *A;
@@ -58,10 +62,10 @@ struct StagedArgs {
 };
 
 // Copies `count` matrices (rows x len/rows, leading dimension ld, stride sx, the
-// first at X + b0 * sx) to S, matrix q at S + q * ss, packed.
+// first at X + b0 * sx) to S, matrix q at S + q * ss with leading dimension lds.
 template <class T>
-__device__ __forceinline__ void stage(T *S, int ss, const T *__restrict__ X, int64_t ld, int64_t sx, int rows,
-                                      int len, int count, bool vec, int64_t b0) {
+__device__ __forceinline__ void stage(T *S, int ss, int lds, const T *__restrict__ X, int64_t ld, int64_t sx,
+                                      int rows, int len, int count, bool vec, int64_t b0) {
     constexpr int L = Vec16<T>::kLanes, kUnroll = 4;
     if (vec) {
         // One contiguous run of count * len elements, len a multiple of L.
@@ -76,10 +80,16 @@ __device__ __forceinline__ void stage(T *S, int ss, const T *__restrict__ X, int
             for (int u = 0; u < kUnroll; ++u) {
                 const int v = v0 + u * kThreads;
                 if (v >= nv) break;
-                const int e = v * L, q = e / len;
-                T *d = S + q * ss + (e - q * len);
+                const int e = v * L, q = e / len, r = e - q * len;
+                int col = r / rows, row = r - col * rows;
+                T *d = S + q * ss;
+                // A vector never crosses a product (len is a multiple of L) but may
+                // cross a column.
 #pragma unroll
-                for (int l = 0; l < L; ++l) d[l] = (&x[u].x)[l];
+                for (int l = 0; l < L; ++l) {
+                    d[row + col * lds] = (&x[u].x)[l];
+                    if (++row == rows) row = 0, ++col;
+                }
             }
         }
     } else {
@@ -98,8 +108,8 @@ __device__ __forceinline__ void stage(T *S, int ss, const T *__restrict__ X, int
             for (int u = 0; u < kUnroll; ++u) {
                 const int e = e0 + u * kThreads;
                 if (e >= total) break;
-                const int q = e / len;
-                S[q * ss + (e - q * len)] = x[u];
+                const int q = e / len, r = e - q * len, col = r / rows, row = r - col * rows;
+                S[q * ss + row + col * lds] = x[u];
             }
         }
     }
@@ -109,18 +119,18 @@ template <class T, int TM, int TN, bool TA, bool TB>
 __global__ void __launch_bounds__(kThreads) staged_kernel(const StagedArgs<T> g) {
     extern __shared__ __align__(16) unsigned char smem[];
     T *As = reinterpret_cast<T *>(smem);
-    T *Bs = As + (g.ss_a == 0 ? g.len_a : g.per_block * g.ss_a);
-    T *Cs = Bs + (g.ss_b == 0 ? g.len_b : g.per_block * g.ss_b);
+    T *Bs = As + (g.ss_a == 0 ? g.one_a : g.per_block * g.ss_a);
+    T *Cs = Bs + (g.ss_b == 0 ? g.one_b : g.per_block * g.ss_b);
     constexpr int L = Vec16<T>::kLanes;
     // op(A)(i, p) = As[i * ia + p * pa], op(B)(p, j) = Bs[p * pb + j * jb].
-    const int ia = TA ? g.ra : 1, pa = TA ? 1 : g.ra;
-    const int pb = TB ? g.rb : 1, jb = TB ? 1 : g.rb;
+    const int ia = TA ? g.lds_a : 1, pa = TA ? 1 : g.lds_a;
+    const int pb = TB ? g.lds_b : 1, jb = TB ? 1 : g.lds_b;
 
     for (int64_t b0 = static_cast<int64_t>(blockIdx.x) * g.per_block; b0 < g.batch;
          b0 += static_cast<int64_t>(gridDim.x) * g.per_block) {
         const int count = static_cast<int>(min(static_cast<int64_t>(g.per_block), g.batch - b0));
-        stage(As, g.ss_a, g.A, g.lda, g.sa, g.ra, g.len_a, g.sa == 0 ? 1 : count, g.vec_a, g.sa == 0 ? 0 : b0);
-        stage(Bs, g.ss_b, g.B, g.ldb, g.sb, g.rb, g.len_b, g.sb == 0 ? 1 : count, g.vec_b, g.sb == 0 ? 0 : b0);
+        stage(As, g.ss_a, g.lds_a, g.A, g.lda, g.sa, g.ra, g.len_a, g.sa == 0 ? 1 : count, g.vec_a, g.sa == 0 ? 0 : b0);
+        stage(Bs, g.ss_b, g.lds_b, g.B, g.ldb, g.sb, g.rb, g.len_b, g.sb == 0 ? 1 : count, g.vec_b, g.sb == 0 ? 0 : b0);
         __syncthreads();
 
         const int items = count * g.tiles;
@@ -212,15 +222,19 @@ BatchedResult by_trans(const ColMajor &c, const StagedArgs<T> &g, size_t smem, c
                     : launch<T, TM, TN, false, false>(g, smem, stream);
 }
 
-// A matrix's copy in shared memory: odd, so that threads on consecutive products
-// fall in different banks.
+// A matrix's copy in shared memory: its leading dimension odd once the threads of
+// a warp read several columns of one product (past 4 rows), so that columns 4 apart
+// fall in different banks; its stride odd, so that threads on consecutive products
+// do too.
+inline int64_t smem_ld(int64_t rows) { return rows > 4 ? rows | 1 : rows; }
 inline int odd_stride(int64_t len) { return static_cast<int>(len | 1); }
 
 template <class T>
 BatchedResult run(const BatchedParams &p) {
     const ColMajor c = col_major(p);
     const int64_t len_a = c.rows_a() * c.cols_a(), len_b = c.rows_b() * c.cols_b(), len_c = c.m * c.n;
-    const int64_t product_bytes = (odd_stride(len_a) + odd_stride(len_b) + odd_stride(len_c)) * int64_t(sizeof(T));
+    const int64_t one_a = smem_ld(c.rows_a()) * c.cols_a(), one_b = smem_ld(c.rows_b()) * c.cols_b();
+    const int64_t product_bytes = (odd_stride(one_a) + odd_stride(one_b) + odd_stride(len_c)) * int64_t(sizeof(T));
     if (c.m > kMaxProductBytes || c.n > kMaxProductBytes || c.k > kMaxProductBytes ||
         product_bytes > kMaxProductBytes)
         return batched_unsupported(
@@ -233,16 +247,22 @@ BatchedResult run(const BatchedParams &p) {
     g.m = static_cast<int>(c.m), g.n = static_cast<int>(c.n), g.k = static_cast<int>(c.k);
     g.ra = static_cast<int>(c.rows_a()), g.rb = static_cast<int>(c.rows_b());
     g.len_a = static_cast<int>(len_a), g.len_b = static_cast<int>(len_b), g.len_c = static_cast<int>(len_c);
-    g.ss_a = c.sa == 0 ? 0 : odd_stride(len_a);
-    g.ss_b = c.sb == 0 ? 0 : odd_stride(len_b);
+    g.lds_a = static_cast<int>(smem_ld(c.rows_a())), g.lds_b = static_cast<int>(smem_ld(c.rows_b()));
+    g.one_a = static_cast<int>(one_a), g.one_b = static_cast<int>(one_b);
+    g.ss_a = c.sa == 0 ? 0 : odd_stride(one_a);
+    g.ss_b = c.sb == 0 ? 0 : odd_stride(one_b);
     g.ss_c = odd_stride(len_c);
     const int64_t per_product = (g.ss_a + g.ss_b + g.ss_c) * int64_t(sizeof(T));
-    const int64_t fixed = ((c.sa == 0 ? len_a : 0) + (c.sb == 0 ? len_b : 0)) * int64_t(sizeof(T));
-    int64_t per_block = (kBudgetBytes - fixed) / per_product;
-    per_block = std::max<int64_t>(1, std::min<int64_t>({per_block, kMaxPerBlock, c.batch}));
-    g.per_block = static_cast<int>(per_block);
+    const int64_t fixed = ((c.sa == 0 ? one_a : 0) + (c.sb == 0 ? one_b : 0)) * int64_t(sizeof(T));
     g.tiles_m = static_cast<int>((c.m + TM - 1) / TM);
     g.tiles = g.tiles_m * static_cast<int>((c.n + TN - 1) / TN);
+    int64_t per_block = (kBudgetBytes - fixed) / per_product;
+    // Whole rounds of the block's threads over the tiles: a group of 18 products of
+    // 16 tiles would leave 224 of 256 threads idle in its second round.
+    const int64_t round = g.tiles < kThreads ? kThreads / g.tiles : 1;
+    if (per_block >= round) per_block -= per_block % round;
+    per_block = std::max<int64_t>(1, std::min<int64_t>({per_block, kMaxPerBlock, c.batch}));
+    g.per_block = static_cast<int>(per_block);
     g.alpha = static_cast<T>(p.alpha), g.beta = static_cast<T>(p.beta);
     g.A = static_cast<const T *>(c.A), g.lda = c.lda, g.sa = c.sa;
     g.B = static_cast<const T *>(c.B), g.ldb = c.ldb, g.sb = c.sb;
