@@ -53,9 +53,7 @@ static std::vector<Rung> rungs() {
         {"thread_product", gemm_batched_thread_product},
         {"staged", gemm_batched_staged},
         {"prefetch", gemm_batched_prefetch},
-#ifdef HAVE_DMMA
         {"dmma", gemm_batched_dmma},
-#endif
     };
 }
 

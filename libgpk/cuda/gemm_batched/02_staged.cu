@@ -24,7 +24,8 @@
 //   is written out in the same coalesced order as the staging (16-byte vectors when
 //   packed), with beta * C read there only when beta != 0.
 //
-// Products per block are as many as fit the shared-memory budget (a few hundred at
+// Tiles are 4 x 4 (F64 products of at most 8 x 8: 2 x 2, which keep enough blocks
+// per SM). Products per block are as many as fit the shared-memory budget (a few hundred at
 // 4 x 4, one at 64 x 64); a grid-stride loop over the groups covers any batch count.
 // Takes F32 and F64, any layout, transposes, ld and stride, as long as one product's
 // A, B and C fit in kMaxProductBytes of shared memory (F32 up to about 90 x 90 x 90,
@@ -37,7 +38,7 @@ namespace gpk::cuda::batched {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kBudgetBytes = 56 * 1024;        // per block: four blocks fit an H100 SM
+constexpr int kBudgetBytes = 52 * 1024;        // per block: four blocks (and their reserve) fit an H100 SM
 constexpr int kMaxProductBytes = 100 * 1024;  // one product alone: two blocks per SM
 constexpr int kMaxPerBlock = 2048;
 
@@ -115,8 +116,17 @@ __device__ __forceinline__ void stage(T *S, int ss, int lds, const T *__restrict
     }
 }
 
+// Blocks per SM the registers are capped for: F64 4 x 4 tiles need about 128
+// registers (two blocks); the others fit four blocks in 64 registers, at the price
+// of a few spilled bytes outside the inner loop. -DGPK_STAGED_TUNE_MINBLOCKS=3
+// gives them more registers.
+#ifndef GPK_STAGED_TUNE_MINBLOCKS
+#define GPK_STAGED_TUNE_MINBLOCKS 4
+#endif
+
 template <class T, int TM, int TN, bool TA, bool TB>
-__global__ void __launch_bounds__(kThreads) staged_kernel(const StagedArgs<T> g) {
+__global__ void __launch_bounds__(kThreads, TM * TN * sizeof(T) > 64 ? 2 : GPK_STAGED_TUNE_MINBLOCKS)
+    staged_kernel(const StagedArgs<T> g) {
     extern __shared__ __align__(16) unsigned char smem[];
     T *As = reinterpret_cast<T *>(smem);
     T *Bs = As + (g.ss_a == 0 ? g.one_a : g.per_block * g.ss_a);
@@ -229,8 +239,8 @@ BatchedResult by_trans(const ColMajor &c, const StagedArgs<T> &g, size_t smem, c
 inline int64_t smem_ld(int64_t rows) { return rows > 4 ? rows | 1 : rows; }
 inline int odd_stride(int64_t len) { return static_cast<int>(len | 1); }
 
-template <class T>
-BatchedResult run(const BatchedParams &p) {
+template <class T, int TM, int TN>
+BatchedResult run_tile(const BatchedParams &p) {
     const ColMajor c = col_major(p);
     const int64_t len_a = c.rows_a() * c.cols_a(), len_b = c.rows_b() * c.cols_b(), len_c = c.m * c.n;
     const int64_t one_a = smem_ld(c.rows_a()) * c.cols_a(), one_b = smem_ld(c.rows_b()) * c.cols_b();
@@ -242,7 +252,6 @@ BatchedResult run(const BatchedParams &p) {
     if (product_vanishes<T>(c, p.alpha)) return scale_batched<T>(c, p.beta, p.stream);
 
     constexpr int L = Vec16<T>::kLanes;
-    constexpr int TM = 4, TN = 4;
     StagedArgs<T> g{};
     g.m = static_cast<int>(c.m), g.n = static_cast<int>(c.n), g.k = static_cast<int>(c.k);
     g.ra = static_cast<int>(c.rows_a()), g.rb = static_cast<int>(c.rows_b());
@@ -281,8 +290,14 @@ BatchedResult run(const BatchedParams &p) {
 BatchedResult gemm_batched_staged(const BatchedParams &params) {
     if (batched_empty(params)) return batched_ok();
     switch (params.dtype) {
-        case GPK_F32: return run<float>(params);
-        case GPK_F64: return run<double>(params);
+        case GPK_F32: return run_tile<float, 4, 4>(params);
+        case GPK_F64: {
+            // F64 4 x 4 tiles take 128 registers a thread, two blocks per SM: too few
+            // loads in flight for products of at most 8 x 8, which take 2 x 2 tiles.
+            const ColMajor c = col_major(params);
+            if (c.m <= 8 && c.n <= 8) return run_tile<double, 2, 2>(params);
+            return run_tile<double, 4, 4>(params);
+        }
         default: return batched_unsupported("gemm_batched variant \"staged\" supports F32 and F64 only");
     }
 }
