@@ -1,7 +1,7 @@
 // Standalone check and benchmark of the strided batched gemm rungs
 // (libgpk/cuda/gemm_batched/), without the library around them.
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -Iinclude scripts/batched-bench.cu \
+//   nvcc -O3 -std=c++17 -arch=sm_90 -Iinclude scripts/batched-bench.cu
 //        libgpk/cuda/gemm_batched/0*.cu -lcublas -o batched-bench
 //   batched-bench [check|time|all] [quick]
 //
