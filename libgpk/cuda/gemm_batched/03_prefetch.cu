@@ -10,8 +10,10 @@
 //
 // The kernel below is gemm/10_prefetch.cu's, with the batch loop added and its tile
 // choice fixed at that rung's tuned defaults; see that file for the reasoning behind
-// each of its parts. The small 64 x 64 tile runs when the large tiles of the whole
-// batch would not fill every SM twice. Takes F32, any size, layout, transposes, ld
+// each of its parts. The small 64 x 64 tile runs for products of at most 64 rows or
+// columns (of 64 threads of 8 x 8, see Mid) and when the large tiles of the whole
+// batch would not fill every SM twice; a 32 x 32 tile of 64 threads for products of
+// at most 32 x 32. Takes F32, any size, layout, transposes, ld
 // and stride; F64 is answered with kNotSupported (rung 4 is the F64 one).
 #include "batched_common.cuh"
 
@@ -52,6 +54,28 @@ struct Config {
 using Large = Config<128, 128, 8, 8, 16, 2>;
 using LargeScalar = Config<128, 128, 8, 8, 8, 2>;
 using Small = Config<64, 64, 16, 4, 8, 1>;
+// The tile of products of at most 64 rows or columns (-DGPK_BATCHED_PREFETCH_MID=
+// 0: 64 x 64 of 128 threads of 4 x 8, k-tiles of 16; 1, the default: 64 x 64 of 64
+// threads of 8 x 8, half the shared-memory reads per multiply-add of 0, which won at
+// 64 x 64 x 64 on the H100; 2: as 0 with k-tiles of 8, which lost), and whether
+// products of at most 128 x 128 take it too (-DGPK_BATCHED_PREFETCH_MID128=1; on the
+// H100 no faster than the large tile).
+#ifndef GPK_BATCHED_PREFETCH_MID
+#define GPK_BATCHED_PREFETCH_MID 1
+#endif
+#ifndef GPK_BATCHED_PREFETCH_MID128
+#define GPK_BATCHED_PREFETCH_MID128 0
+#endif
+#if GPK_BATCHED_PREFETCH_MID == 1
+using Mid = Config<64, 64, 16, 8, 8, 2>;
+#elif GPK_BATCHED_PREFETCH_MID == 2
+using Mid = Config<64, 64, 8, 4, 8, 2>;
+#else
+using Mid = Small;
+#endif
+// Products of at most 32 x 32: a 64 x 64 tile would leave three quarters of its
+// threads on rows and columns past the product.
+using Tiny = Config<32, 32, 16, 4, 4, 8>;
 
 // The pieces of one operand's k-tile that a thread loads: kPieces runs of 4
 // consecutive elements of X, where op(X) is outer x k (A: outer = m; B^T: outer = n).
@@ -320,6 +344,12 @@ BatchedResult gemm_batched_prefetch(const BatchedParams &params) {
     if (e != cudaSuccess) return batched_cuda(e, "cudaDeviceGetAttribute (multiprocessor count)");
     const int64_t large_tiles = ((c.m + Large::kTileM - 1) / Large::kTileM) * ((c.n + Large::kTileN - 1) / Large::kTileN);
     // Tiles of the whole batch, saturating: the large tile once the grid fills every SM.
+    // Tiles no larger than the product where it is small: in a batch every product
+    // pays for its tile's overhang.
+    if (c.m <= Tiny::kTileM && c.n <= Tiny::kTileN) return launch_layout<Tiny>(c, alpha, beta, params.stream);
+    if (c.m <= 64 || c.n <= 64) return launch_layout<Mid>(c, alpha, beta, params.stream);
+    if (GPK_BATCHED_PREFETCH_MID128 && c.m <= 128 && c.n <= 128)
+        return launch_layout<Mid>(c, alpha, beta, params.stream);
     const bool fills = large_tiles * std::min<int64_t>(c.batch, int64_t(1) << 20) >= int64_t(sms) * Large::kMinBlocks;
     if (!fills) return launch_layout<Small>(c, alpha, beta, params.stream);
     const bool vec = aligned16(c.A) && c.lda % 4 == 0 && c.sa % 4 == 0 && aligned16(c.B) && c.ldb % 4 == 0 &&
