@@ -6,6 +6,7 @@
 #include "cuda/ladders.hpp"
 #include "host/host.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <iterator>
 
@@ -18,6 +19,7 @@ constexpr Variant<GemmArgs> kHostGemm[] = {{"host", kFloatTypes | k16BitTypes, h
 constexpr Variant<ReduceArgs> kHostReduce[] = {{"host", kAllTypes, host::reduce}};
 constexpr Variant<TransposeArgs> kHostTranspose[] = {{"host", kAllTypes, host::transpose}};
 constexpr Variant<PiArgs> kHostPi[] = {{"host", kAllTypes, host::pi}};
+constexpr Variant<GemmBatchedCall> kHostGemmBatched[] = {{"host", kFloatTypes | k16BitTypes, host::gemm_batched}};
 
 template <class Args>
 int first_rung(const Args &) { return 0; }
@@ -101,6 +103,32 @@ int pick_transpose(const TransposeArgs &) {
     return best;
 }
 
+constexpr Variant<GemmBatchedCall> kCudaGemmBatched[] = {
+    {"cublas", kFloatTypes | k16BitTypes, cuda::gemm_batched_cublas},
+    {"thread_product", kFloatTypes, cuda::gemm_batched_thread_product},
+    {"staged", kFloatTypes, cuda::gemm_batched_staged},
+    {"prefetch", dtype_bit(GPK_F32), cuda::gemm_batched_prefetch},
+    {"dmma", dtype_bit(GPK_F64), cuda::gemm_batched_dmma},
+};
+// "auto" by dtype and the largest of m, n, k, from the gpk-bench measurements of square
+// products on the H100 (docs/PERFORMANCE.md, "Auto: gemm_batched"); a size between two
+// timed ones takes the rung of the next timed size up. F32: staged up to 16, prefetch
+// from 32 to 128, cuBLAS from 256. F64: staged up to 16, cuBLAS at 32 and 64, the FP64
+// tensor-core rung at 128, cuBLAS from 256. F16 and BF16: cuBLAS, the only rung that
+// takes them. Every rung picked takes every call of its range (staged holds products
+// of up to 90 x 90 in F32 and 64 x 64 in F64); one that refuses a call on the device
+// at hand (dmma below sm_80) is replaced by cuBLAS in dispatch.
+int pick_gemm_batched(const GemmBatchedCall &c) {
+    constexpr int vendor = rung(kCudaGemmBatched, "cublas");
+    constexpr int staged = rung(kCudaGemmBatched, "staged");
+    constexpr int prefetch = rung(kCudaGemmBatched, "prefetch");
+    constexpr int dmma = rung(kCudaGemmBatched, "dmma");
+    const int64_t size = std::max(c.m, std::max(c.n, c.k));
+    if (c.dtype == GPK_F32) return size <= 16 ? staged : size <= 128 ? prefetch : vendor;
+    if (c.dtype == GPK_F64) return size <= 16 ? staged : size <= 64 ? vendor : size <= 128 ? dmma : vendor;
+    return vendor;
+}
+
 constexpr Variant<PiArgs> kCudaPi[] = {
     {"curand_thrust", kAllTypes, cuda::pi_curand},
     {"lecture", kAllTypes, cuda::pi_lecture},
@@ -126,6 +154,8 @@ const Ladder<ReduceArgs> kReduce[2] = {ladder(kCudaReduce, 0, pick_reduce),
                                        ladder(kHostReduce, -1, first_rung<ReduceArgs>)};
 const Ladder<TransposeArgs> kTranspose[2] = {ladder(kCudaTranspose, 0, pick_transpose),
                                              ladder(kHostTranspose, -1, first_rung<TransposeArgs>)};
+const Ladder<GemmBatchedCall> kGemmBatched[2] = {ladder(kCudaGemmBatched, 0, pick_gemm_batched),
+                                                  ladder(kHostGemmBatched, -1, first_rung<GemmBatchedCall>)};
 const Ladder<PiArgs> kPi[2] = {ladder(kCudaPi, 0, pick_pi), ladder(kHostPi, -1, first_rung<PiArgs>)};
 
 int slot(int backend) { return backend == GPK_BACKEND_CUDA ? 0 : 1; }
@@ -141,6 +171,7 @@ const Ladder<GemmArgs> &gemm_ladder(int backend) { return kGemm[slot(backend)]; 
 const Ladder<ReduceArgs> &reduce_ladder(int backend) { return kReduce[slot(backend)]; }
 const Ladder<TransposeArgs> &transpose_ladder(int backend) { return kTranspose[slot(backend)]; }
 const Ladder<PiArgs> &pi_ladder(int backend) { return kPi[slot(backend)]; }
+const Ladder<GemmBatchedCall> &gemm_batched_ladder(int backend) { return kGemmBatched[slot(backend)]; }
 
 int variant_count(int op, int backend) {
     switch (op) {
@@ -148,6 +179,7 @@ int variant_count(int op, int backend) {
         case GPK_OP_REDUCE: return reduce_ladder(backend).count;
         case GPK_OP_TRANSPOSE: return transpose_ladder(backend).count;
         case GPK_OP_PI: return pi_ladder(backend).count;
+        case GPK_OP_GEMM_BATCHED: return gemm_batched_ladder(backend).count;
         default: return 0;
     }
 }
@@ -158,6 +190,7 @@ const char *variant_name(int op, int backend, int index) {
         case GPK_OP_REDUCE: return name_of(reduce_ladder(backend), index);
         case GPK_OP_TRANSPOSE: return name_of(transpose_ladder(backend), index);
         case GPK_OP_PI: return name_of(pi_ladder(backend), index);
+        case GPK_OP_GEMM_BATCHED: return name_of(gemm_batched_ladder(backend), index);
         default: return nullptr;
     }
 }

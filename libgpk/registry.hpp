@@ -32,6 +32,7 @@ const Ladder<GemmArgs> &gemm_ladder(int backend);
 const Ladder<ReduceArgs> &reduce_ladder(int backend);
 const Ladder<TransposeArgs> &transpose_ladder(int backend);
 const Ladder<PiArgs> &pi_ladder(int backend);
+const Ladder<GemmBatchedCall> &gemm_batched_ladder(int backend);
 
 // Op-generic views used by the variant functions of the API. op must be valid.
 int variant_count(int op, int backend);

@@ -43,6 +43,14 @@ gpk_status transpose_tile64(gpk_context &ctx, const TransposeArgs &args);       
 gpk_status transpose_tile64_vec2(gpk_context &ctx, const TransposeArgs &args);   // transpose/06_tile64_vec2.cu
 gpk_status transpose_tile64_vec16(gpk_context &ctx, const TransposeArgs &args);  // transpose/07_tile64_vec16.cu
 
+// gemm_batched/launch.cu: the rungs of gemm_batched/NN_*.cu behind the library's
+// launcher signature; the call arrives raw (the rungs normalise the layout).
+gpk_status gemm_batched_cublas(gpk_context &ctx, const GemmBatchedCall &args);          // gemm_batched/00_cublas.cu
+gpk_status gemm_batched_thread_product(gpk_context &ctx, const GemmBatchedCall &args);  // gemm_batched/01_thread_product.cu
+gpk_status gemm_batched_staged(gpk_context &ctx, const GemmBatchedCall &args);          // gemm_batched/02_staged.cu
+gpk_status gemm_batched_prefetch(gpk_context &ctx, const GemmBatchedCall &args);        // gemm_batched/03_prefetch.cu
+gpk_status gemm_batched_dmma(gpk_context &ctx, const GemmBatchedCall &args);            // gemm_batched/04_dmma.cu
+
 gpk_status pi_curand(gpk_context &ctx, const PiArgs &args);              // pi/00_curand_thrust.cu
 // pi_curand takes sample i from numbers 2i and 2i + 1 of cuRAND's sequence, whose
 // offset is a 64-bit count of numbers: it reaches samples [0, 2^63) and no further.

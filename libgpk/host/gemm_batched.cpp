@@ -9,6 +9,8 @@
 // status, never a crash.
 #include "gemm_batched.hpp"
 
+#include "host.hpp"
+
 #include "../status.hpp"
 
 #include <new>
@@ -102,11 +104,38 @@ gpk_status gemm_strided_batched(gpk_context &ctx, const GemmBatchedArgs &args) {
                     "out of host memory for batched gemm accumulators of m = %lld rows on %d threads",
                     static_cast<long long>(a.m), threads);
     }
+    if (is_16bit(a.dtype)) {
+        // F16 and BF16: each product is the single gemm's 16-bit reference (F32
+        // accumulation, alpha and beta in F32, one rounding of each element of C).
+        const size_t es = dtype_size(a.dtype);
+        for (int64_t b = 0; b < args.batch_count; ++b) {
+            GemmArgs one = a;
+            one.A = static_cast<const unsigned char *>(a.A) + static_cast<size_t>(b * args.stride_a) * es;
+            one.B = static_cast<const unsigned char *>(a.B) + static_cast<size_t>(b * args.stride_b) * es;
+            one.C = static_cast<unsigned char *>(a.C) + static_cast<size_t>(b * args.stride_c) * es;
+            GPK_FORWARD_IF_ERROR(gemm_16bit(ctx, one));
+        }
+        return GPK_SUCCESS;
+    }
     if (a.dtype == GPK_F32)
         batched<float>(args, acc, threads);
     else
         batched<double>(args, acc, threads);
     return GPK_SUCCESS;
+}
+
+gpk_status gemm_batched(gpk_context &ctx, const GemmBatchedCall &c) {
+    const bool ta = c.transa == GPK_TRANS, tb = c.transb == GPK_TRANS;
+    GemmBatchedArgs args{GemmArgs{c.dtype, ta, tb, c.m, c.n, c.k, c.alpha, c.A, c.lda, c.B, c.ldb, c.beta, c.C, c.ldc},
+                         c.stride_a, c.stride_b, c.stride_c, c.batch_count};
+    if (c.layout == GPK_ROW_MAJOR) {
+        // Row-major C_i is column-major C_i^T = op(B_i)^T op(A_i)^T: the operands swap,
+        // each with its leading dimension, stride and transpose.
+        args = GemmBatchedArgs{GemmArgs{c.dtype, tb, ta, c.n, c.m, c.k, c.alpha, c.B, c.ldb, c.A, c.lda, c.beta, c.C,
+                                        c.ldc},
+                               c.stride_b, c.stride_a, c.stride_c, c.batch_count};
+    }
+    return gemm_strided_batched(ctx, args);
 }
 
 }  // namespace gpk::host

@@ -23,7 +23,7 @@
 namespace gpk::cuda::batched {
 
 struct BatchedParams {
-    int dtype;   // GPK_F32 or GPK_F64
+    int dtype;   // GPK_F32 or GPK_F64 (and F16/BF16 for the vendor rung)
     int layout;  // GPK_ROW_MAJOR or GPK_COL_MAJOR
     int transa;  // GPK_NO_TRANS or GPK_TRANS
     int transb;
@@ -179,8 +179,9 @@ struct cublasContext;
 namespace gpk::cuda::batched {
 
 // 00_cublas.cu: cublas{S,D}gemmStridedBatched_64 on `handle` (its stream is set to
-// params.stream for the call). Any F32/F64 call.
-BatchedResult gemm_batched_cublas(const BatchedParams &params, cublasContext *handle);
+// params.stream for the call), cublasGemmStridedBatchedEx_64 for F16 and BF16 and, with
+// `tf32`, for F32 on TF32 tensor cores. Any F32/F64/F16/BF16 call.
+BatchedResult gemm_batched_cublas(const BatchedParams &params, cublasContext *handle, bool tf32 = false);
 // 01_thread_product.cu: one thread per product, m, n, k <= 8.
 BatchedResult gemm_batched_thread_product(const BatchedParams &params);
 // 02_staged.cu: several products per block staged through shared memory.
