@@ -134,6 +134,53 @@ void small_gemm(Case &c, gpk_context *ctx, int dtype) {
 
 // One small call of each op, which must succeed; used after changing settings.
 // The gemm call is F32 unless gemm_f64 (for a variant that supports only F64).
+// Validation mode (the context has it on) over F16 and BF16 on every variant of
+// gemm, reduce and transpose, and over F32 gemm in GPK_MATH_TF32: the comparison must
+// accept each variant that takes the call, within the 16-bit or TF32 tolerance; a
+// variant without the dtype says NOT_SUPPORTED.
+void validation_16bit_and_tf32(Suite &suite, gpk_context *ctx) {
+    constexpr int64_t kN = 48;
+    Rng rng(16);
+    std::vector<float> af(kN * kN), bf(kN * kN);
+    for (float &v : af) v = static_cast<float>(rng.signed_unit());
+    for (float &v : bf) v = static_cast<float>(rng.signed_unit());
+    for (int dtype : std::initializer_list<int>{GPK_F16, GPK_BF16}) {
+        std::vector<uint16_t> a(kN * kN), b(kN * kN), c(kN * kN);
+        for (size_t i = 0; i < a.size(); ++i) a[i] = encode16(dtype, af[i]), b[i] = encode16(dtype, bf[i]);
+        float result = 0;
+        for (int op : {GPK_OP_GEMM, GPK_OP_REDUCE, GPK_OP_TRANSPOSE}) {
+            for (const std::string &variant : suite.variants(op)) {
+                Case v(suite, format("validation mode %s %s variant=%s", op_name(op), dtype_name(dtype), variant.c_str()));
+                if (!suite.select(v, op, variant)) continue;
+                gpk_status st;
+                if (op == GPK_OP_GEMM)
+                    st = gpk_gemm(ctx, dtype, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_TRANS, kN, kN, kN, 1.5, a.data(), kN,
+                                  b.data(), kN, 0.0, c.data(), kN);
+                else if (op == GPK_OP_REDUCE)
+                    st = gpk_reduce(ctx, dtype, GPK_SUM, a.data(), kN * kN, &result);
+                else
+                    st = gpk_transpose(ctx, dtype, GPK_ROW_MAJOR, kN, kN - 1, a.data(), kN - 1, c.data(), kN);
+                if (st == GPK_ERROR_NOT_SUPPORTED && variant != "auto") v.mark_unsupported();
+                else v.expect(st, GPK_SUCCESS, "the call");
+                gpk_set_variant(ctx, op, nullptr);
+            }
+        }
+    }
+    Case m(suite, "validation mode: gpk_set_math_mode(TF32)");
+    if (!m.expect(gpk_set_math_mode(ctx, GPK_MATH_TF32), GPK_SUCCESS, "gpk_set_math_mode(TF32)")) return;
+    std::vector<float> c(kN * kN);
+    for (const std::string &variant : suite.variants(GPK_OP_GEMM)) {
+        Case v(suite, format("validation mode gemm F32 TF32 variant=%s", variant.c_str()));
+        if (!suite.select(v, GPK_OP_GEMM, variant)) continue;
+        const gpk_status st = gpk_gemm(ctx, GPK_F32, GPK_ROW_MAJOR, GPK_TRANS, GPK_NO_TRANS, kN, kN, kN, 1.0,
+                                       af.data(), kN, bf.data(), kN, 0.0, c.data(), kN);
+        if (st == GPK_ERROR_NOT_SUPPORTED && variant != "auto") v.mark_unsupported();
+        else v.expect(st, GPK_SUCCESS, "gpk_gemm F32 in TF32 mode");
+        gpk_set_variant(ctx, GPK_OP_GEMM, nullptr);
+    }
+    m.expect(gpk_set_math_mode(ctx, GPK_MATH_DEFAULT), GPK_SUCCESS, "gpk_set_math_mode(DEFAULT)");
+}
+
 void small_calls(Case &c, gpk_context *ctx, bool gemm_f64 = false) {
     if (gemm_f64)
         small_gemm<double>(c, ctx, GPK_F64);
@@ -219,6 +266,7 @@ void settings(Suite &suite) {
                 gpk_set_variant(ctx, op, nullptr);
             }
         }
+        validation_16bit_and_tf32(suite, ctx);
         c.expect(gpk_set_validation(ctx, 0), GPK_SUCCESS, "gpk_set_validation(0)");
     }
     {

@@ -9,8 +9,9 @@
 //    top: u16 |C| with u16 = 2^-11 (F16) or 2^-8 (BF16), plus half the smallest
 //    subnormal for results near zero;
 //  - in TF32 mode, A and B rounded to a 10-bit mantissa first: each product off by
-//    at most (1 + 2^-10)^2 - 1 < 2^-9 of |a b| (2^-10 per operand allows hardware
-//    that truncates rather than rounds), so 2^-9 |alpha| sum |a b| more.
+//    at most (1 + 2^-10)^2 - 1 = 2^-9 + 2^-20 of |a b| (2^-10 per operand allows
+//    hardware that truncates rather than rounds), so (2^-9 + 2^-19) |alpha| sum |a b|
+//    more.
 #include "harness.hpp"
 
 #include <algorithm>
@@ -133,7 +134,7 @@ Data<T> make_data(const Config &g, const Shapes &s) {
     for (int64_t j = 0; j < g.n; ++j)
         for (int64_t l = 0; l < g.k; ++l) opbt[j * g.k + l] = e.value(d.b[tb ? s.b.at(j, l) : s.b.at(l, j)]);
     const long double eps = e.acc_eps(), out_eps = e.out_eps();
-    const long double tf32_eps = g.tf32 ? 0x1p-9L : 0.0L;
+    const long double tf32_eps = g.tf32 ? 0x1p-9L + 0x1p-19L : 0.0L;
     d.ref.resize(static_cast<size_t>(g.m * g.n));
     d.bound.resize(d.ref.size());
     for (int64_t j = 0; j < g.n; ++j) {

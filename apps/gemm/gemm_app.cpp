@@ -18,7 +18,7 @@ void usage(std::FILE *to) {
                  "                [--device N | --devices LIST] [--variant NAME] [--repeats R] [--seed S]\n"
                  "                [--streams N | --no-overlap] [--chunk BYTES] [--device-memory BYTES]\n"
                  "                [--pageable] [--validate] [--json] [--timeline FILE.svg]\n"
-                 "                [--mpi [--no-baseline]]\n"
+                 "                [--mpi | --gpus N] [--no-baseline]\n"
                  "  M N K      C (M x N) = A (M x K) * B (K x N), row-major, host arrays; one number\n"
                  "             is a square problem (default 4096 on a GPU, 512 on the host backend)\n"
                  "  --dtype    f32 (default) or f64\n"
@@ -56,7 +56,13 @@ void usage(std::FILE *to) {
                  "             with gpk_gemm on its own GPU, and rank 0 gathers C and checks it\n"
                  "             against the whole product computed by rank 0 alone first, which also\n"
                  "             gives the scaling efficiency (--no-baseline: skip that run); the\n"
-                 "             pipeline options apply to every rank, --timeline does not\n",
+                 "             pipeline options apply to every rank, --timeline does not; on one\n"
+                 "             node with NCCL the ranks' GPUs copy their rows straight from rank 0's\n"
+                 "             arrays in shared memory and exchange B over NVLink instead\n"
+                 "  --gpus     one process drives N GPUs of this node, one thread\n"
+                 "             each: each GPU copies its rows of A and C over its own link in\n"
+                 "             chunks that overlap its products, B's slices go GPU to GPU with\n"
+                 "             NCCL; reports the end-to-end speedup over one GPU from host arrays\n",
                  kProg, kDefaultRepeats, static_cast<unsigned long long>(kDefaultSeed), kMaxStreams, kDefaultStreams,
                  kProg);
 }

@@ -14,11 +14,14 @@
 // --mpi runs it as one rank of an MPI job. That is the separate executable
 // gpk-pi-mpi (apps/pi/mpi.cpp), built when an MPI implementation is found, so that
 // this one does not depend on MPI: gpk-pi --mpi becomes gpk-pi-mpi in place.
+// --gpus N becomes gpk-pi-gpus (apps/pi/gpus.cpp) the same way: one process
+// driving N GPUs of the node, one thread each, with no MPI launcher.
 #include "gpk/gpk.h"
 
 #include "pi_app.hpp"
 
 #include "../common/cli.hpp"
+#include "../common/gpus.hpp"
 #include "../common/json.hpp"
 
 #include <algorithm>
@@ -94,6 +97,7 @@ int main(int argc, char **argv) {
     constexpr bool kMpiTwin = false;
 #endif
     if (const int rc = gpk_app::mpi_handover(kProg, argc, argv, kMpiTwin); rc >= 0) return rc;
+    if (const int rc = gpk_app::gpus::handover(kProg, argc, argv); rc >= 0) return rc;
     Options opt;
     if (const int rc = parse(argc, argv, &opt, true)) return rc;
     if (opt.help) return 0;

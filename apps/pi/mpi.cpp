@@ -56,9 +56,21 @@ double efficiency(const Report &r) {
     return r.baseline && r.seconds > 0 ? r.single_seconds / (r.ranks * r.seconds) : 0.0;
 }
 
+// The distinct GPUs the ranks ran on (node and device), 0 on the host backend.
+int64_t gpus(const Report &r) {
+    const Ranks &p = r.per_rank;
+    std::vector<std::string> seen;
+    for (size_t i = 0; i < p.host.size(); ++i)
+        if (p.backend[i] == GPK_BACKEND_CUDA) seen.push_back(p.host[i] + "/" + p.device[i]);
+    std::sort(seen.begin(), seen.end());
+    return static_cast<int64_t>(std::unique(seen.begin(), seen.end()) - seen.begin());
+}
+
 void print_text(const Report &r) {
-    std::printf("backend     %s (rank 0; every rank below), %d rank%s on %d node%s\n",
-                gpk_app::backend_name(r.backend), r.ranks, r.ranks == 1 ? "" : "s", r.nodes, r.nodes == 1 ? "" : "s");
+    const int64_t g = gpus(r);
+    std::printf("backend     %s (rank 0; every rank below), %d rank%s on %d node%s, %lld GPU%s\n",
+                gpk_app::backend_name(r.backend), r.ranks, r.ranks == 1 ? "" : "s", r.nodes, r.nodes == 1 ? "" : "s",
+                static_cast<long long>(g), g == 1 ? "" : "s");
     std::printf("variant     %s\n", r.variant.c_str());
     print_estimate(r.result, r.seed);
     std::printf("elapsed     %.6f s (%.4g samples/s, all ranks)\n", r.seconds, rate(r.result.samples, r.seconds));
@@ -86,6 +98,7 @@ void print_json(const Report &r) {
     json.begin_object()
         .field("mode", "mpi")
         .field("ranks", r.ranks)
+        .field("gpus", gpus(r))
         .field("nodes", r.nodes)
         .field("backend", gpk_app::backend_name(r.backend))
         .field("variant", r.variant);
@@ -99,9 +112,10 @@ void print_json(const Report &r) {
             .field("elapsed_s", r.single_seconds)
             .field("samples_per_s", rate(r.single.samples, r.single_seconds))
             .end_object();
-        json.field("scaling_efficiency", efficiency(r));
+        json.field("hits_identical", r.single.hits == r.result.hits && r.single.estimate == r.result.estimate)
+            .field("scaling_efficiency", efficiency(r));
     } else {
-        json.null_field("single").null_field("scaling_efficiency");
+        json.null_field("single").null_field("hits_identical").null_field("scaling_efficiency");
     }
     json.begin_array("per_rank");
     const Ranks &p = r.per_rank;

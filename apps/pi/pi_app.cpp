@@ -10,7 +10,7 @@ namespace {
 void usage(std::FILE *to) {
     std::fprintf(to,
                  "usage: %s [samples] [--seed S] [--backend auto|cuda|host] [--device N | --devices LIST]\n"
-                 "              [--variant NAME] [--replicates R] [--json] [--mpi [--no-baseline]]\n"
+                 "              [--variant NAME] [--replicates R] [--json] [--mpi | --gpus N] [--no-baseline]\n"
                  "  samples    points to draw, e.g. 100000000, 1e8 or 2^27\n"
                  "             (default 1e8 on a GPU, 1e7 on the host backend)\n"
                  "  --seed     generator key (default %llu); the same seed gives the same hits\n"
@@ -32,7 +32,9 @@ void usage(std::FILE *to) {
                  "             draws its share of the samples with gpk_pi_range on its own GPU, and\n"
                  "             rank 0 reports the sum -- the same hits and estimate as one process --\n"
                  "             with each rank's throughput and the scaling efficiency against rank 0\n"
-                 "             drawing every sample alone first (--no-baseline: skip that run)\n",
+                 "             drawing every sample alone first (--no-baseline: skip that run)\n"
+                 "  --gpus     the same split over N GPUs of this node in one process, one thread\n"
+                 "             each, with no MPI launcher (--devices maps them)\n",
                  kProg, static_cast<unsigned long long>(kDefaultSeed), kProg);
 }
 

@@ -194,7 +194,10 @@ GPK_API gpk_status gpk_set_variant(gpk_context *ctx, int op, const char *name);
  *  largest difference found in gpk_last_error(). The output keeps the
  *  variant's result. Validation makes every call synchronous. Sticky.
  *  When the variant in use is the vendor's own, gemm and reduce are checked
- *  against the first libgpk rung instead. gpk_transpose is exact, so its check
+ *  against the first libgpk rung that takes the dtype instead (for a gemm dtype
+ *  no rung of libgpk computes, against the host backend's result). The gemm
+ *  tolerance grows by the result's rounding for F16 and BF16, and by the
+ *  rounding of A and B to TF32 in GPK_MATH_TF32. gpk_transpose is exact, so its check
  *  compares every element of B with A on the host. For gpk_pi the check is
  *  statistical: the two estimates must agree within 6 combined standard
  *  errors.

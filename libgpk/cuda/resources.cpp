@@ -18,7 +18,7 @@ struct Resources {
     curandGenerator_t curand = nullptr;
     cudaEvent_t handoff = nullptr;  // orders a new stream after the old one
     unsigned int *zero_word = nullptr;  // see zero_word()
-    Lane *lane = nullptr;               // the lane a LaneScope put the launchers on
+    bool lane = false;                  // a lane's context (see Lane): scratch grows in 64 KiB steps
     Pipeline *pipeline = nullptr;       // the staging pipeline, made on first use
 };
 
@@ -156,13 +156,40 @@ gpk_status switch_stream(gpk_context &ctx, void *next) {
 
 // ---- buffers ----------------------------------------------------------------------
 
+namespace {
+
+// A lane's scratch: rounded as the staging planner counts it (plan::reduce_scratch).
+gpk_status lane_scratch(gpk_context &ctx, Resources &r, size_t bytes, void **ptr) {
+    const int i = static_cast<int>(Slot::Scratch);
+    if (r.buffers[i] == nullptr || r.capacity[i] < bytes) {
+        // Work queued earlier on the lane may still use the old buffer.
+        if (r.buffers[i] != nullptr) {
+            GPK_CUDA_TRY(ctx, cudaStreamSynchronize(stream(ctx)));
+            cudaFree(r.buffers[i]);
+            r.buffers[i] = nullptr;
+            r.capacity[i] = 0;
+        }
+        constexpr size_t kGranule = size_t{64} << 10;
+        const size_t want = (bytes + kGranule - 1) / kGranule * kGranule + (bytes == 0 ? kGranule : 0);
+        void *p = nullptr;
+        const cudaError_t e = cudaMalloc(&p, want);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            return fail(&ctx, GPK_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes of device memory on GPU %d: %s",
+                        want, ctx.device, cudaGetErrorString(e));
+        }
+        r.buffers[i] = p;
+        r.capacity[i] = want;
+    }
+    *ptr = r.buffers[i];
+    return GPK_SUCCESS;
+}
+
+}  // namespace
+
 gpk_status buffer(gpk_context &ctx, Slot slot, size_t bytes, void **ptr) {
     Resources &r = *ctx.cuda;
-    if (slot == Slot::Scratch && r.lane != nullptr) {
-        GPK_FORWARD_IF_ERROR(reserve_lane_scratch(ctx, *r.lane, bytes));
-        *ptr = r.lane->scratch;
-        return GPK_SUCCESS;
-    }
+    if (slot == Slot::Scratch && r.lane) return lane_scratch(ctx, r, bytes, ptr);
     const int i = static_cast<int>(slot);
     if (r.capacity[i] < bytes || r.buffers[i] == nullptr) {
         // Work queued earlier on the stream may still use the old buffer.
@@ -186,8 +213,8 @@ gpk_status buffer(gpk_context &ctx, Slot slot, size_t bytes, void **ptr) {
 
 gpk_status zero_word(gpk_context &ctx, unsigned int **word) {
     Resources &r = *ctx.cuda;
-    // A lane has its own: kernels of two lanes may count at the same time.
-    unsigned int *&mine = r.lane != nullptr ? r.lane->zero_word : r.zero_word;
+    // A lane has its own (in its context): kernels of two lanes may count at the same time.
+    unsigned int *&mine = r.zero_word;
     if (mine == nullptr) {
         unsigned int *p = nullptr;
         const cudaError_t e = cudaMalloc(&p, sizeof *p);
@@ -226,50 +253,53 @@ gpk_status pinned(gpk_context &ctx, size_t bytes, void **ptr) {
 
 // ---- lanes ------------------------------------------------------------------------
 
-LaneScope::LaneScope(gpk_context &ctx, Lane &lane) : ctx_(ctx), stream_(ctx.stream) {
-    ctx.cuda->lane = &lane;
-    ctx.stream = lane.stream;
-}
-
-LaneScope::~LaneScope() {
-    ctx_.cuda->lane = nullptr;
-    ctx_.stream = stream_;
-}
-
-gpk_status reserve_lane_scratch(gpk_context &ctx, Lane &lane, size_t bytes) {
-    if (lane.scratch != nullptr && lane.scratch_capacity >= bytes) return GPK_SUCCESS;
-    // Work queued earlier on the lane may still use the old buffer.
-    if (lane.scratch != nullptr) {
-        GPK_CUDA_TRY(ctx, cudaStreamSynchronize(lane.stream));
-        release_lane_scratch(lane);
+gpk_status make_lane(gpk_context &owner, Lane &lane) {
+    if (lane.stream == nullptr)
+        GPK_CUDA_TRY(owner, cudaStreamCreateWithFlags(&lane.stream, cudaStreamNonBlocking));
+    if (lane.ctx.cuda == nullptr) {
+        // Launchers read the device and their stream from the context, nothing else.
+        lane.ctx.backend = owner.backend;
+        lane.ctx.device = owner.device;
+        lane.ctx.stream = lane.stream;
+        lane.ctx.cuda = new (std::nothrow) Resources;
+        GPK_RETURN_ERROR_IF(lane.ctx.cuda == nullptr, &owner, GPK_ERROR_OUT_OF_MEMORY,
+                            "out of host memory for a lane of the staging pipeline");
+        lane.ctx.cuda->lane = true;
     }
-    constexpr size_t kGranule = size_t{64} << 10;
-    const size_t want = (bytes + kGranule - 1) / kGranule * kGranule + (bytes == 0 ? kGranule : 0);
-    void *p = nullptr;
-    const cudaError_t e = cudaMalloc(&p, want);
-    if (e != cudaSuccess) {
-        cudaGetLastError();
-        return fail(&ctx, GPK_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes of device memory on GPU %d: %s", want,
-                    ctx.device, cudaGetErrorString(e));
-    }
-    lane.scratch = p;
-    lane.scratch_capacity = want;
     return GPK_SUCCESS;
 }
 
+gpk_status lane_failed(gpk_context &owner, Lane &lane, gpk_status status) {
+    if (status != GPK_SUCCESS) owner.last_error.swap(lane.ctx.last_error);  // no allocation
+    return status;
+}
+
+gpk_status reserve_lane_scratch(gpk_context &owner, Lane &lane, size_t bytes) {
+    void *p = nullptr;
+    return lane_failed(owner, lane, buffer(lane.ctx, Slot::Scratch, bytes, &p));
+}
+
+size_t lane_scratch_capacity(const Lane &lane) {
+    return lane.ctx.cuda != nullptr ? lane.ctx.cuda->capacity[static_cast<int>(Slot::Scratch)] : 0;
+}
+
 void release_lane_scratch(Lane &lane) {
-    if (lane.scratch != nullptr) cudaFree(lane.scratch);
-    lane.scratch = nullptr;
-    lane.scratch_capacity = 0;
+    if (lane.ctx.cuda == nullptr) return;
+    Resources &r = *lane.ctx.cuda;
+    const int i = static_cast<int>(Slot::Scratch);
+    if (r.buffers[i] != nullptr) cudaFree(r.buffers[i]);
+    r.buffers[i] = nullptr;
+    r.capacity[i] = 0;
 }
 
 void release_lane(Lane &lane) {
     if (lane.stream != nullptr) cudaStreamSynchronize(lane.stream);
-    release_lane_scratch(lane);
-    if (lane.zero_word != nullptr) cudaFree(lane.zero_word);
-    if (lane.cublas != nullptr) cublasDestroy(lane.cublas);
+    destroy(lane.ctx);  // the lane's scratch, zero word and cuBLAS handle
     if (lane.stream != nullptr) cudaStreamDestroy(lane.stream);
-    lane = Lane{};
+    cudaGetLastError();
+    lane.stream = nullptr;
+    lane.ctx.stream = nullptr;
+    lane.ctx.last_error.clear();
 }
 
 Pipeline *&pipeline_of(gpk_context &ctx) { return ctx.cuda->pipeline; }
@@ -278,9 +308,9 @@ Pipeline *&pipeline_of(gpk_context &ctx) { return ctx.cuda->pipeline; }
 
 gpk_status cublas(gpk_context &ctx, cublasHandle_t *handle) {
     Resources &r = *ctx.cuda;
-    // A lane has its own handle, and so its own workspace: one handle's workspace
-    // must not serve two streams at once.
-    cublasHandle_t &mine = r.lane != nullptr ? r.lane->cublas : r.cublas;
+    // A lane has its own handle (in its context), and so its own workspace: one
+    // handle's workspace must not serve two streams at once.
+    cublasHandle_t &mine = r.cublas;
     if (mine == nullptr) {
         cublasHandle_t h = nullptr;
         GPK_CUBLAS_TRY(ctx, cublasCreate(&h));

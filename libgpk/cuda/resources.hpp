@@ -61,40 +61,30 @@ gpk_status pinned(gpk_context &ctx, size_t bytes, void **ptr);
 gpk_status zero_word(gpk_context &ctx, unsigned int **word);
 
 // ---- lanes ------------------------------------------------------------------------
-// A lane is one stream of the staging pipeline (cuda/pipeline.cpp) with the state a
-// launcher reaches through the context: a scratch buffer, the zero word and a cuBLAS
-// handle. While a LaneScope is alive, stream(ctx) is the lane's stream and buffer(ctx,
-// Slot::Scratch, ...), zero_word() and cublas() hand out the lane's own, so that the
-// same launchers run on several lanes at once without sharing anything mutable.
+// A lane is one stream of the staging pipeline (cuda/executor.cpp) and the context
+// its launchers are given: the caller's device and backend on the lane's stream, with
+// the lane's own scratch buffer, zero word and cuBLAS handle (ctx.cuda), so that the
+// same launchers run on several lanes at once without sharing anything mutable, and
+// nothing of the caller's context is changed for the length of a call.
 struct Lane {
-    cudaStream_t stream = nullptr;  // non-blocking, made by the pipeline
-    void *scratch = nullptr;
-    size_t scratch_capacity = 0;
-    unsigned int *zero_word = nullptr;
-    cublasHandle_t cublas = nullptr;
+    cudaStream_t stream = nullptr;  // non-blocking; ctx.stream once made
+    gpk_context ctx;                // what the lane's launchers run on
 };
 
-class LaneScope {
-public:
-    LaneScope(gpk_context &ctx, Lane &lane);
-    ~LaneScope();
-    LaneScope(const LaneScope &) = delete;
-    LaneScope &operator=(const LaneScope &) = delete;
-
-private:
-    gpk_context &ctx_;
-    void *stream_;
-};
-
+// Makes the lane's stream and context for `owner` (errors are reported there).
+gpk_status make_lane(gpk_context &owner, Lane &lane);
+// A failure of a launcher on the lane: its message moves to `owner`, status unchanged.
+gpk_status lane_failed(gpk_context &owner, Lane &lane, gpk_status status);
 // A lane's scratch of at least `bytes`, allocated now rather than by its first
 // launcher (so that no allocation interrupts the pipeline), rounded up to 64 KiB.
-gpk_status reserve_lane_scratch(gpk_context &ctx, Lane &lane, size_t bytes);
+gpk_status reserve_lane_scratch(gpk_context &owner, Lane &lane, size_t bytes);
+size_t lane_scratch_capacity(const Lane &lane);
 // Frees the lane's scratch (its stream must be idle); the rest stays.
 void release_lane_scratch(Lane &lane);
 // Frees everything the lane holds, its stream included. Never fails.
 void release_lane(Lane &lane);
 
-// The context's staging pipeline (cuda/pipeline.cpp), made on first use; destroy()
+// The context's staging pipeline (cuda/executor.hpp), made on first use; destroy()
 // frees it.
 class Pipeline;
 Pipeline *&pipeline_of(gpk_context &ctx);

@@ -13,7 +13,7 @@ import struct
 
 GEMM, REDUCE, TRANSPOSE, PI, VARIANTS, CONTEXT = range(6)
 LIVE, NULL_CTX = 0x00, 0x0F
-F32, F64, I32, I64 = range(4)           # choice() indices, in the order of the enum
+F32, F64, I32, I64, F16, BF16 = range(6)  # choice() indices, in the order of the enum
 COL, ROW = 0, 1
 N, T = 0, 1
 SUM, MIN, MAX = range(3)
@@ -108,6 +108,9 @@ SEEDS = {
     "gemm-negative-k": gemm(k=special(0)),
     "gemm-huge-overflow": gemm(m=special(3), n=special(3), k=(1,)),
     "gemm-null-ctx": gemm(ctx=NULL_CTX),
+    "gemm-f16-row-tn-padded": gemm(F16, ROW, T, N, (9,), (4,), (6,), ld(1), ld(3), ld(2), HALF, ONE),
+    "gemm-bf16-col-beta0": gemm(BF16, COL, N, T, (7,), (5,), (3,), alpha=TWO, beta=ZERO),
+    "gemm-f16-k0-scales-c": gemm(F16, COL, N, N, (3,), (4,), (0,), beta=HALF),
     "reduce-f32-sum": reduce(),
     "reduce-f64-sum-blocks": reduce(F64, SUM, size16(10000)),
     "reduce-f32-min-nan": reduce(F32, MIN, (9,), nan_at=4),
@@ -119,11 +122,15 @@ SEEDS = {
     "reduce-min-empty": reduce(F64, MIN, (0,)),
     "reduce-null-result": reduce(modes=(NORMAL, NULL)),
     "reduce-bad-op": reduce(op=0xEB),
+    "reduce-f16-sum-blocks": reduce(F16, SUM, size16(9000)),
+    "reduce-bf16-max-nan": reduce(BF16, MAX, (33,), nan_at=7),
     "transpose-f32-col": transpose(),
     "transpose-f64-row-padded": transpose(F64, ROW, (7,), (9,), ld(3), ld(2)),
     "transpose-i32-tall": transpose(I32, COL, (40,), (1,)),
     "transpose-i64-large": transpose(I64, ROW, size16(100), (33,), ld(1), ld(0)),
     "transpose-in-place": transpose(modes=(NORMAL, ALIAS)),
+    "transpose-f16-row-padded": transpose(F16, ROW, (7,), (9,), ld(3), ld(2)),
+    "transpose-bf16-large": transpose(BF16, COL, size16(130), (17,), ld(1), ld(0)),
     "transpose-ldb-too-small": transpose(ldb=ld_abs(1)),
     "transpose-empty-null": transpose(rows=(0,), modes=(NULL, NULL)),
     "pi-small": pi(),

@@ -1,0 +1,174 @@
+// The staging pipeline's plans: how a call on host arrays is cut into chunks, and
+// what device and pinned memory those chunks need (the why of each rule is in
+// pipeline.cpp's opening comment). Pure arithmetic on sizes and limits -- no CUDA,
+// no context -- so that the host test suite checks it (tests/test_planner.cpp).
+// executor.cpp provisions a plan's Needs and runs its chunks; pipeline.cpp joins the two.
+#pragma once
+
+#include "../context.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gpk::cuda::plan {
+
+constexpr size_t kDefaultChunkBytes = size_t{32} << 20;  // of streamed data, when chunk_bytes is 0
+constexpr size_t kAlignment = 256;                       // of every buffer carved out of another
+constexpr size_t kLinePadBytes = 16;                     // device copies: lines start 16-byte aligned
+constexpr size_t kResidentPiece = size_t{8} << 20;       // pageable resident operand: slot-sized pieces
+constexpr size_t kUncappedGranule = size_t{1} << 20;     // growth step of buffers without a cap
+constexpr size_t kTransposeLine = size_t{32} << 10;      // transpose: least line of a strided copy, by default
+constexpr int64_t kPanelGranule = 64;                    // gemm panels, transpose tiles: kernel tiles
+constexpr int64_t kReduceGranule = 4096;                 // reduce pieces
+
+inline size_t align_up(size_t bytes, size_t to = kAlignment) { return (bytes + to - 1) / to * to; }
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Where an operand lives: device memory is used in place, pinned host memory is
+// copied by DMA from the caller's array, pageable host memory through a pinned slot.
+enum class Memory { Device, Pinned, Pageable };
+
+// The extent of a piece of a matrix: `outer` lines of `inner` elements.
+struct Shape {
+    int64_t inner, outer;
+};
+
+// The leading dimension of a piece's device copy: lines padded to 16 bytes, so that
+// the rungs' vector paths apply.
+int64_t device_ld(int64_t inner, size_t es);
+// Bytes of a piece's device copy (device_ld lines), and of its packed copy in a slot.
+size_t device_bytes(Shape s, size_t es);
+size_t packed_bytes(Shape s, size_t es);
+
+// Whether a gemm scalar is zero in the call's dtype (F32, F16, BF16: after rounding
+// to float),
+// as the header decides: beta 1e-300 is zero in F32, and C is then not read.
+bool zero_in(int dtype, double value);
+
+// The device bytes a call may use: settings.device_bytes when set, else what the
+// pipeline already holds (`held`) plus the GPU's free memory less a margin for what
+// others allocate.
+size_t device_budget(const StagingSettings &settings, size_t free_bytes, size_t held);
+
+// Scratch that a reduce rung asks for on `count` elements (rounded as a lane's
+// scratch is).
+size_t reduce_scratch(int64_t count);
+
+// What a plan needs, provisioned before the first copy.
+struct Needs {
+    int lanes;            // lanes it uses
+    size_t lane_device;   // device bytes per lane
+    size_t lane_scratch;  // device bytes per lane reserved for the rung's scratch (reduce)
+    size_t shared;        // device bytes shared by the lanes
+    size_t slot;          // pinned bytes per slot; 0 when no operand is pageable
+
+    size_t device() const { return shared + static_cast<size_t>(lanes) * (lane_device + lane_scratch); }
+};
+
+// A plan that does not fit reports what the smallest one would need: `need` bytes
+// over `lanes` lanes (the message of GPK_ERROR_OUT_OF_MEMORY).
+struct Shortfall {
+    size_t need;
+    int lanes;
+};
+
+// Chunk c runs on lane c mod lanes.
+inline int lane_of(int64_t chunk, int lanes) { return static_cast<int>(chunk % lanes); }
+
+// ---- gemm ---------------------------------------------------------------------------
+// C (m x n) = alpha op(A) op(B) + beta C, column-major as dispatch normalized it. X is
+// the streamed operand, Y the resident one: with resident_a, Y is op(A) and panels are
+// columns of C; otherwise Y is op(B) and panels are rows of C. Panels run along P,
+// the resident blocks along Q.
+struct GemmProblem {
+    int64_t m, n, k;
+    bool transa, transb;
+    size_t es;
+    bool resident_a;
+    bool read_c;                  // beta != 0 in the dtype
+    Memory x, y, c;               // Device for X and Y when k == 0 (not read)
+    int64_t P() const { return resident_a ? n : m; }
+    int64_t Q() const { return resident_a ? m : n; }
+    // Shapes as stored: a panel of `count` of X, a block of `count` of Y, C's tile.
+    Shape streamed(int64_t count) const;
+    Shape resident(int64_t count) const;
+    Shape tile(int64_t pc, int64_t qc) const;
+};
+
+struct GemmChunk {
+    int64_t p0, pc, q0, qc;  // panel [p0, p0 + pc) of block [q0, q0 + qc)
+};
+
+struct GemmPlan {
+    bool fits;
+    Shortfall shortfall;  // when !fits
+    int64_t panel;        // pn: panel length along P
+    int64_t block;        // q: block width along Q (Q itself when in core)
+    int64_t panels, blocks;
+    Needs needs;
+    int64_t chunks() const { return panels * blocks; }
+    // Chunks go panel by panel within a block, block after block.
+    GemmChunk chunk(int64_t index, const GemmProblem &g) const;
+};
+
+GemmPlan plan_gemm(const GemmProblem &g, const StagingSettings &st, size_t budget);
+
+// ---- transpose ------------------------------------------------------------------------
+// B (cols x rows) = A (rows x cols)^T; chunks are tiles of A, h rows by w columns.
+struct TransposeProblem {
+    int64_t rows, cols;
+    size_t es;
+    Memory a, b;
+    Shape a_tile(int64_t hc, int64_t wc) const { return Shape{hc, wc}; }
+    Shape b_tile(int64_t hc, int64_t wc) const { return Shape{wc, hc}; }
+};
+
+struct TransposeChunk {
+    int64_t i0, hc, j0, wc;  // rows [i0, i0 + hc), columns [j0, j0 + wc) of A
+};
+
+struct TransposePlan {
+    bool fits;
+    Shortfall shortfall;
+    int64_t h, w;
+    int64_t tile_rows, tile_cols;  // tiles down and across A
+    Needs needs;
+    int64_t chunks() const { return tile_rows * tile_cols; }
+    // Tiles go down a column of tiles, column after column.
+    TransposeChunk chunk(int64_t index, const TransposeProblem &t) const;
+};
+
+TransposePlan plan_transpose(const TransposeProblem &t, const StagingSettings &st, size_t budget);
+
+// ---- reduce ---------------------------------------------------------------------------
+// x[0..n) in host memory, cut into pieces whose partials (rs bytes each) go to the
+// shared buffer, followed by the result unless it is device memory.
+struct ReduceProblem {
+    int64_t n;
+    size_t es, rs;
+    bool pinned;      // x is pinned host memory
+    bool dev_result;  // the result is device memory
+};
+
+struct ReduceChunk {
+    int64_t first, count;
+};
+
+struct ReducePlan {
+    bool fits;
+    Shortfall shortfall;
+    int64_t piece;   // elements per piece
+    int64_t pieces;
+    Needs needs;
+    size_t result_offset;  // of the result in the shared buffer (when !dev_result)
+    int64_t chunks() const { return pieces; }
+    ReduceChunk chunk(int64_t index, const ReduceProblem &r) const;
+};
+
+ReducePlan plan_reduce(const ReduceProblem &r, const StagingSettings &st, size_t budget);
+
+// Elements of a panel: about `target` bytes of streamed data at `per_unit` bytes per
+// element of the panel's length, within [1, total] (see planner.cpp). Exposed for tests.
+int64_t panel_length(int64_t total, size_t per_unit, const StagingSettings &st, int64_t granule, int64_t least = 0);
+
+}  // namespace gpk::cuda::plan
