@@ -30,9 +30,9 @@ extern "C" {
 #endif
 
 /*======   Version   ======*/
-#define GPK_VERSION_MAJOR 0
-#define GPK_VERSION_MINOR 1
-#define GPK_VERSION_PATCH 0
+/* GPK_VERSION_MAJOR, GPK_VERSION_MINOR and GPK_VERSION_PATCH: written by the
+ * build from the project version into gpk_version.h, installed beside this file. */
+#include "gpk_version.h"
 #define GPK_VERSION_NUMBER \
     (GPK_VERSION_MAJOR * 10000 + GPK_VERSION_MINOR * 100 + GPK_VERSION_PATCH)
 

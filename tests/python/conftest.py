@@ -1,7 +1,8 @@
 """Shared fixtures of the Python binding tests.
 
 The library under test is the one named by $GPK_LIBRARY (meson sets it to the
-build's libgpk); the package is bindings/python/gpk on PYTHONPATH. Reference
+build's libgpk) and the package is the build's copy of bindings/python/gpk; or,
+run from outside the source tree, both are a pip-installed wheel's. Reference
 computations live in helpers.py beside this file.
 """
 

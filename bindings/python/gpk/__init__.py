@@ -6,15 +6,15 @@
     ...     total = ctx.reduce(c)              # 24.0
     ...     pi = ctx.pi(10_000_000, seed=42)   # PiResult(estimate=3.14..., ...)
 
-The package is pure Python over ctypes. libgpk itself is found through
-$GPK_LIBRARY, the path recorded by `meson install`, or the loader's usual search
-(see gpk._library). Failing calls raise gpk.GpkError (a subclass per status)
+The package is Python over ctypes. libgpk itself is found through $GPK_LIBRARY,
+beside the package (a wheel from `pip install .`), the path recorded by `meson
+install`, or the loader's usual search (see gpk._library). Failing calls raise gpk.GpkError (a subclass per status)
 carrying .status and libgpk's message.
 """
 
 import ctypes as _ctypes
 
-from . import _library, constants
+from . import _config, _library, constants
 from .constants import *  # noqa: F401,F403  (the C API's constants)
 from .constants import Status
 from .context import Context, PiResult
@@ -33,7 +33,8 @@ from .errors import (
     ValidationError,
 )
 
-__version__ = "0.1.0"
+# The project version (meson.build), the same as libgpk's gpk_version().
+__version__ = _config.VERSION
 
 
 def version():

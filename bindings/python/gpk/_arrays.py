@@ -7,6 +7,8 @@ ld = strides[1] / itemsize. A slice such as a[:, :5] of a C-ordered array keeps 
 unit stride and so travels without a copy.
 """
 
+import math
+
 import numpy as np
 
 from .constants import BF16, F16, F32, F64, I32, I64, Status
@@ -39,9 +41,9 @@ def unsupported(message, where):
 
 
 class Operand:
-    __slots__ = ("obj", "ptr", "shape", "strides", "dtype", "device", "writable")
+    __slots__ = ("obj", "ptr", "shape", "strides", "dtype", "device", "writable", "code", "_storages")
 
-    def __init__(self, obj, ptr, shape, strides, dtype, device, writable):
+    def __init__(self, obj, ptr, shape, strides, dtype, device, writable, code=None):
         self.obj = obj  # keeps the memory alive for as long as the call needs it
         self.ptr = ptr
         self.shape = shape
@@ -49,13 +51,22 @@ class Operand:
         self.dtype = dtype
         self.device = device
         self.writable = writable
+        self.code = code  # the GPK_* dtype, when the dtype is one libgpk takes
+        self._storages = None
 
     @property
     def size(self):
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     def storages(self):
-        """{orientation: ld} for each way a 2-D operand can be passed in place."""
+        """{orientation: ld} for each way a 2-D operand can be passed in place
+        (computed once: an operand's layout does not change during a call)."""
+        found = self._storages
+        if found is None:
+            found = self._storages = self._find_storages()
+        return found
+
+    def _find_storages(self):
         rows, cols = self.shape
         s0, s1 = self.strides
         item = self.dtype.itemsize
@@ -106,6 +117,8 @@ class Operand:
 
 
 def _c_strides(shape, itemsize):
+    if len(shape) == 2:  # the common case, without the loop
+        return (max(shape[1], 1) * itemsize, itemsize)
     strides, step = [], itemsize
     for n in reversed(shape):
         strides.append(step)
@@ -117,44 +130,70 @@ def is_device_array(obj):
     return hasattr(obj, "__cuda_array_interface__")
 
 
-def _from_cuda_interface(obj, name, where):
+# typestr -> (numpy dtype, GPK_* code or None): parsing a typestr costs more than
+# the rest of reading an interface, and a program uses a handful of them.
+_TYPESTRS = {}
+
+
+def _typestr(typestr):
+    found = _TYPESTRS.get(typestr)
+    if found is None:
+        dtype = np.dtype(typestr)
+        found = _TYPESTRS[typestr] = (dtype, DTYPES.get(dtype))
+    return found
+
+
+def _interface(obj, name, where):
+    """obj's __cuda_array_interface__, or None for an object without one. Read once
+    per call: CuPy, for one, builds the dict anew on every access."""
     try:
-        iface = obj.__cuda_array_interface__
+        return getattr(obj, "__cuda_array_interface__", None)
     except Exception as e:  # e.g. a torch tensor that requires grad
         raise invalid(f"{name}: its __cuda_array_interface__ is unavailable: {e}", where) from e
-    if iface.get("mask") is not None:
-        raise unsupported(f"{name}: masked device arrays are not supported", where)
-    shape = tuple(int(n) for n in iface["shape"])
-    dtype = np.dtype(iface["typestr"])
-    strides = iface.get("strides")
-    strides = tuple(int(s) for s in strides) if strides is not None else _c_strides(shape, dtype.itemsize)
-    ptr, readonly = iface["data"]
-    return Operand(obj, int(ptr or 0), shape, strides, dtype, True, not readonly)
+
+
+def _from_cuda_interface(obj, iface, name, where):
+    try:
+        if iface.get("mask") is not None:
+            raise unsupported(f"{name}: masked device arrays are not supported", where)
+        shape = tuple(map(int, iface["shape"]))
+        dtype, code = _typestr(iface["typestr"])
+        strides = iface.get("strides")
+        strides = tuple(map(int, strides)) if strides is not None else _c_strides(shape, dtype.itemsize)
+        ptr, readonly = iface["data"]
+    except (NotSupportedError, InvalidArgumentError):
+        raise
+    except Exception as e:  # a malformed interface
+        raise invalid(f"{name}: its __cuda_array_interface__ is unusable: {e!r}", where) from e
+    return Operand(obj, int(ptr or 0), shape, strides, dtype, True, not readonly, code)
 
 
 def _from_numpy(arr):
     return Operand(arr, arr.__array_interface__["data"][0], arr.shape, arr.strides, arr.dtype, False,
-                   arr.flags.writeable)
+                   arr.flags.writeable, DTYPES.get(arr.dtype))
 
 
 def as_input(obj, name, where):
     """An operand the call reads: device arrays as they are, anything else through
     numpy (a list becomes an array; non-native byte order is converted)."""
-    if is_device_array(obj):
-        op = _from_cuda_interface(obj, name, where)
-        gpk_dtype(op.dtype, name, where)
-        return op
-    arr = np.asarray(obj)
-    if not arr.dtype.isnative and arr.dtype.newbyteorder("=") in DTYPES:
-        arr = arr.astype(arr.dtype.newbyteorder("="))
-    gpk_dtype(arr.dtype, name, where)
-    return _from_numpy(arr)
+    iface = _interface(obj, name, where)
+    if iface is not None:
+        op = _from_cuda_interface(obj, iface, name, where)
+    else:
+        arr = np.asarray(obj)
+        if not arr.dtype.isnative and arr.dtype.newbyteorder("=") in DTYPES:
+            arr = arr.astype(arr.dtype.newbyteorder("="))
+        op = _from_numpy(arr)
+    if op.code is None:
+        gpk_dtype(op.dtype, name, where)  # raises
+    return op
 
 
 def as_output(obj, name, where):
     """An operand the call writes: it must be an array the caller can see change."""
-    if is_device_array(obj):
-        op = _from_cuda_interface(obj, name, where)
+    iface = _interface(obj, name, where)
+    if iface is not None:
+        op = _from_cuda_interface(obj, iface, name, where)
     elif isinstance(obj, np.ndarray):
         op = _from_numpy(obj)
     else:
@@ -167,7 +206,8 @@ def as_output(obj, name, where):
         raise invalid(f"{name} is read-only", where)
     if not op.dtype.isnative:
         raise invalid(f"{name} has non-native byte order ({op.dtype.str})", where)
-    gpk_dtype(op.dtype, name, where)
+    if op.code is None:
+        gpk_dtype(op.dtype, name, where)  # raises
     return op
 
 
@@ -198,31 +238,50 @@ def overlaps(a, b):
     return a.device == b.device and lo_a < hi_b and lo_b < hi_a
 
 
+def _cupy_empty(obj, shape, dtype, order):
+    import cupy
+
+    # Entering the array's device costs two runtime calls: only when it is not current.
+    if obj.device.id == cupy.cuda.runtime.getDevice():
+        return cupy.empty(shape, dtype=dtype, order=order)
+    with obj.device:
+        return cupy.empty(shape, dtype=dtype, order=order)
+
+
+def _numba_empty(obj, shape, dtype, order):
+    from numba import cuda
+
+    return cuda.device_array(shape, dtype=dtype, order=order)
+
+
+def _torch_empty(obj, shape, dtype, order):
+    import torch
+
+    torch_dtype = getattr(torch, np.dtype(dtype).name)
+    if order == "F":
+        return torch.empty(tuple(reversed(shape)), dtype=torch_dtype, device=obj.device).T
+    return torch.empty(shape, dtype=torch_dtype, device=obj.device)
+
+
+_ALLOCATORS = {"cupy": _cupy_empty, "numba": _numba_empty, "torch": _torch_empty}
+_allocator_of_type = {}  # type -> allocator (None: no allocator known)
+
+
 def empty_like(proto, shape, dtype, order, where):
     """A new array for a result: numpy, or of the same device-array library as
     `proto` (CuPy, Numba, PyTorch). Other device-array types must pass out=."""
     if proto is None or not proto.device:
         return np.empty(shape, dtype=dtype, order=order)
     obj = proto.obj
-    library = type(obj).__module__.split(".")[0]
-    if library == "cupy":
-        import cupy
-
-        with cupy.cuda.Device(obj.device.id):
-            return cupy.empty(shape, dtype=dtype, order=order)
-    if library == "numba":
-        from numba import cuda
-
-        return cuda.device_array(shape, dtype=dtype, order=order)
-    if library == "torch":
-        import torch
-
-        torch_dtype = getattr(torch, np.dtype(dtype).name)
-        if order == "F":
-            return torch.empty(tuple(reversed(shape)), dtype=torch_dtype, device=obj.device).T
-        return torch.empty(shape, dtype=torch_dtype, device=obj.device)
-    raise invalid(
-        f"out: cannot allocate a result like a {type(obj).__module__}.{type(obj).__name__}; "
-        "pass out= (an array with __cuda_array_interface__)",
-        where,
-    )
+    kind = type(obj)
+    try:
+        allocate = _allocator_of_type[kind]
+    except KeyError:
+        allocate = _allocator_of_type[kind] = _ALLOCATORS.get(kind.__module__.split(".")[0])
+    if allocate is None:
+        raise invalid(
+            f"out: cannot allocate a result like a {kind.__module__}.{kind.__name__}; "
+            "pass out= (an array with __cuda_array_interface__)",
+            where,
+        )
+    return allocate(obj, shape, dtype, order)

@@ -7,9 +7,9 @@ and the error appears where a context is made, with the list of places tried.
 Where it looks, in order:
   1. $GPK_LIBRARY, the full path of the shared library; when set, nothing else is
      tried, so a test run cannot silently pick up another copy;
-  2. the path `meson install` recorded in gpk/_libpath.py next to this file;
-  3. the package's own folder and the lib folders of the prefixes above it (a
-     `pip install --prefix` or a bundled library);
+  2. the package's own folder, where a wheel (`pip install .`) puts it;
+  3. the path `meson install` recorded in gpk/_config.py, and the lib folders of
+     the prefixes above the package;
   4. the loader's search by soname (LD_LIBRARY_PATH, rpath, ld.so.cache);
   5. ctypes.util.find_library('gpk');
   6. the lib folders of sys.prefix and /usr/local.
@@ -123,16 +123,16 @@ def _lib_folders(prefix):
 
 def _candidates():
     """(what to hand to the loader, where it came from), best first."""
-    try:
-        from . import _libpath  # written by `meson install`
-
-        yield _libpath.LIBRARY, "the path recorded by meson install"
-    except ImportError:
-        pass
-
     here = os.path.dirname(os.path.abspath(__file__))
     for path in _files_in(here):
         yield path, "the package folder"
+    try:
+        from ._config import LIBRARY  # written by meson; empty in a wheel
+
+        if LIBRARY:
+            yield LIBRARY, "the path recorded by meson install"
+    except ImportError:
+        pass
     # <prefix>/lib/python3.X/site-packages/gpk: the prefix is 3 or 4 folders up.
     folder = here
     for _ in range(5):

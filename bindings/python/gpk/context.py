@@ -15,6 +15,8 @@ from .constants import (
     F16,
     F32,
     F64,
+    I32,
+    I64,
     MATH_MODE_NAMES,
     MATH_MODES,
     NO_TRANS,
@@ -25,7 +27,7 @@ from .constants import (
     TRANS,
     Status,
 )
-from .errors import InvalidHandleError, error_for
+from .errors import InvalidArgumentError, InvalidHandleError, error_for
 
 
 class PiResult(NamedTuple):
@@ -37,15 +39,36 @@ class PiResult(NamedTuple):
     hits: int
 
 
+# The ctypes type of gpk_reduce's result for each dtype: float for F32 and F64,
+# a 64-bit int for the integer types.
+# F16 and BF16 accumulate in F32 and give a float, as F32 does.
+_RESULT_TYPES = {
+    F32: ctypes.c_float,
+    F64: ctypes.c_double,
+    I32: ctypes.c_int64,
+    I64: ctypes.c_int64,
+    F16: ctypes.c_float,
+    BF16: ctypes.c_float,
+}
+# The names and values reduce() takes for op, looked up before the general _choice.
+_REDUCE_CODES = dict(REDUCE_OPS)
+_REDUCE_CODES.update({code: code for code in REDUCE_OPS.values()})
+
+
 def check(status, handle, function):
     """Raises the GpkError for a failed status, with gpk_last_error()'s text."""
-    if status != Status.SUCCESS:
+    if status != 0:
         text = _library.lib().gpk_last_error(handle)
         raise error_for(status, text.decode("utf-8", "replace") if text else "", function)
 
 
 def _integer(value, name, where):
-    """An int from an int-like value; 1e6 is accepted, 1.5 is not."""
+    """An int from an int-like value; 1e6 is accepted, 1.5 is not, and neither is
+    True or False (ints to Python, but never a count or an index)."""
+    if type(value) is int:
+        return value
+    if isinstance(value, bool):
+        raise invalid(f"{name} must be an integer, not {value!r}", where)
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         return int(value)
     try:
@@ -232,10 +255,20 @@ class Context:
     def set_variant(self, op, name=None):
         """Chooses the variant of op for later calls; None or 'auto' restores the default."""
         code = _choice(op, OPS, "op", "Context.set_variant")
-        if name is not None and not isinstance(name, str):
-            raise invalid(f"name must be a str or None, not {name!r}", "Context.set_variant")
+        where = "Context.set_variant"
+        encoded = None
+        if name is not None:
+            if not isinstance(name, str):
+                raise invalid(f"name must be a str or None, not {name!r}", where)
+            # C reads the name up to its first NUL: "host\0garbage" would pass as "host".
+            if "\0" in name:
+                raise invalid(f"name ({name!r}) contains a NUL character", where)
+            try:
+                encoded = name.encode("utf-8")
+            except UnicodeEncodeError as e:
+                raise invalid(f"name ({name!r}) cannot be encoded as UTF-8: {e.reason}", where) from None
         h = self._h()
-        check(self._lib.gpk_set_variant(h, code, None if name is None else name.encode()), h, "gpk_set_variant")
+        check(self._lib.gpk_set_variant(h, code, encoded), h, "gpk_set_variant")
 
     def set_validation(self, enabled=True):
         """Recomputes every later call with the vendor library (CUDA backend only)."""
@@ -320,14 +353,18 @@ class Context:
         goes to out when given, else to a new array, which is returned.
         """
         where = "Context.gemm"
-        h = self._h()
+        h = self._handle
+        if h is None:
+            self._h()  # raises
         a = _arrays.as_input(A, "A", where)
         b = _arrays.as_input(B, "B", where)
-        _arrays.require_ndim(a, 2, "A", where)
-        _arrays.require_ndim(b, 2, "B", where)
-        if b.dtype != a.dtype:
-            raise invalid(f"B has dtype {b.dtype} but A has dtype {a.dtype}; they must match", where)
+        if len(a.shape) != 2:
+            _arrays.require_ndim(a, 2, "A", where)
+        if len(b.shape) != 2:
+            _arrays.require_ndim(b, 2, "B", where)
         dtype = a.dtype
+        if b.dtype != dtype:
+            raise invalid(f"B has dtype {b.dtype} but A has dtype {dtype}; they must match", where)
         m, k = a.shape[::-1] if transa else a.shape
         k_b, n = b.shape[::-1] if transb else b.shape
         if k_b != k:
@@ -341,14 +378,17 @@ class Context:
         elif beta != 0:
             raise invalid(f"beta ({beta}) is nonzero but C is None: there is nothing to add", where)
 
-        if out is None:
+        caller_out = out is not None
+        if caller_out:
+            o = _arrays.as_output(out, "out", where)
+            self._check_result(o, (m, n), dtype, "out", where)
+        else:
             if c is not None:
                 out = _arrays.empty_like(c, (m, n), dtype, _result_order(c), where)
             else:
                 proto = a if a.device else b if b.device else None
                 out = _arrays.empty_like(proto, (m, n), dtype, _result_order(a, b), where)
-        o = _arrays.as_output(out, "out", where)
-        self._check_result(o, (m, n), dtype, "out", where)
+            o = _arrays.as_output(out, "out", where)
         storages = o.storages()
         if not storages:
             raise invalid(f"out needs a unit stride along one axis, but its strides are {o.strides}", where)
@@ -357,6 +397,12 @@ class Context:
         a, lda, transa_code = _matrix_in(a, orient, transa, "A", where)
         b, ldb, transb_code = _matrix_in(b, orient, transb, "B", where)
 
+        # The C API adds beta * C in place, so C's values must be in the array the
+        # library writes. A caller's out is written by the library alone, after its
+        # checks: were C copied into it first, a failing call would leave it
+        # changed. So C goes into an array of our own -- out itself when out is
+        # ours, else a scratch copy that replaces out's contents on success.
+        target = None
         if c is None or beta == 0:
             beta = 0.0  # C is not read: nothing to copy, and NaN in out cannot leak
         elif not _same_view(c, o):
@@ -365,17 +411,33 @@ class Context:
                     raise invalid(f"out overlaps {name}: the output must not alias an input", where)
             if c.device != o.device:
                 raise invalid("C and out must both be host arrays or both device arrays (or pass out=C)", where)
-            out[...] = c.obj
+            if caller_out:
+                try:
+                    target = _arrays.empty_like(o, (m, n), dtype, "C" if orient == ROW else "F", where)
+                except InvalidArgumentError:
+                    raise invalid(
+                        f"C and out are separate arrays of a type gpk cannot allocate scratch like "
+                        f"({type(out).__module__}.{type(out).__name__}): pass out=C to update C in place",
+                        where,
+                    ) from None
+                target[...] = c.obj
+                t = _arrays.as_output(target, "out", where)
+                ldc = t.storages()[orient]
+                ptr_c = t.ptr
+            else:
+                out[...] = c.obj
 
-        code = _arrays.gpk_dtype(dtype, "A", where)
-        check(
-            self._lib.gpk_gemm(
-                h, code, ROW_MAJOR if orient == ROW else COL_MAJOR, transa_code, transb_code,
-                m, n, k, alpha, a.ptr, lda, b.ptr, ldb, beta, o.ptr, storages[orient],
-            ),
-            h,
-            "gpk_gemm",
+        if target is None:
+            ldc = storages[orient]
+            ptr_c = o.ptr
+        status = self._lib.gpk_gemm(
+            h, a.code, ROW_MAJOR if orient == ROW else COL_MAJOR, transa_code, transb_code,
+            m, n, k, alpha, a.ptr, lda, b.ptr, ldb, beta, ptr_c, ldc,
         )
+        if status:
+            check(status, h, "gpk_gemm")
+        if target is not None:
+            out[...] = target
         return out
 
     def reduce(self, x, op="sum"):
@@ -383,19 +445,25 @@ class Context:
         of all elements of x, as a Python float (float dtypes) or int (integer
         dtypes, accumulated in 64 bits). Deterministic from run to run."""
         where = "Context.reduce"
-        h = self._h()
-        op_code = _choice(op, REDUCE_OPS, "op", where)
+        h = self._handle
+        if h is None:
+            self._h()  # raises
+        # bool is excluded: True would pass as 1 (MIN).
+        op_code = _REDUCE_CODES.get(op) if type(op) is str or type(op) is int else None
+        if op_code is None:
+            op_code = _choice(op, REDUCE_OPS, "op", where)
         v = _arrays.as_input(x, "x", where)
         if not v.is_contiguous():
             if v.device:
                 raise invalid(f"x is a device array that is not contiguous (strides {v.strides})", where)
             v = _arrays.as_host_copy(v, "C")
-        code = _arrays.gpk_dtype(v.dtype, "x", where)
-        # F16 and BF16 accumulate in F32 and give a float, as F32 does.
-        result = {F32: ctypes.c_float, F16: ctypes.c_float, BF16: ctypes.c_float, F64: ctypes.c_double}.get(
-            code, ctypes.c_int64
-        )()
-        check(self._lib.gpk_reduce(h, code, op_code, v.ptr, v.size, ctypes.byref(result)), h, "gpk_reduce")
+        code = v.code
+        if code is None:
+            code = _arrays.gpk_dtype(v.dtype, "x", where)  # raises, naming the dtype
+        result = _RESULT_TYPES[code]()
+        status = self._lib.gpk_reduce(h, code, op_code, v.ptr, v.size, ctypes.byref(result))
+        if status:
+            check(status, h, "gpk_reduce")
         return result.value
 
     def sum(self, x):
