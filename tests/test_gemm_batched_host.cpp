@@ -1,15 +1,13 @@
-// Checks the host strided batched gemm (libgpk/host/gemm_batched.cpp) against a
-// direct evaluation of the definition from the raw row- or column-major arguments:
-// both layouts, all transposes, padded ld and strides, stride 0 for A or B, beta == 0
-// with NaN in C, alpha == 0 and k == 0, batch counts 0, 1 and more, and a guard value
-// that must survive everywhere outside the C matrices.
-//
-//   g++ -std=c++17 -O2 -fopenmp -Iinclude -Ilibgpk scripts/batched-host-check.cpp
-//       libgpk/host/gemm_batched.cpp libgpk/status.cpp -o batched-host-check
-#include "host/gemm_batched.hpp"
+// Checks the host backend's gpk_gemm_strided_batched against a direct evaluation of
+// the definition from the raw row- or column-major arguments: both layouts, all
+// transposes, padded ld and strides, stride 0 for A or B, beta == 0 with NaN in C,
+// alpha == 0 and k == 0, batch counts 0, 1 and more, and a guard value that must
+// survive everywhere outside the C matrices. The call goes through the public API,
+// so the row-major swap of operands, strides and transposes is checked with the
+// reference.
+#include "gpk/gpk.h"
 
-#include "context.hpp"
-
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -19,6 +17,7 @@
 namespace {
 
 std::mt19937_64 rng(7);
+gpk_context *g_ctx = nullptr;
 const double kGuard = 12345.5;
 
 int64_t off(bool rm, int64_t ld, int64_t r, int64_t c) { return rm ? r * ld + c : r + c * ld; }
@@ -46,20 +45,13 @@ int check(int layout, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double 
             for (int64_t j = 0; j < n; ++j) C[b * sc + off(rm, ldc, i, j)] = beta == 0 ? T(NAN) : T(d(rng));
     const std::vector<T> C0 = C;
 
-    // The call as api.cpp will make it: column-major, a row-major call swapped.
-    gpk::GemmArgs g{};
-    gpk::host::GemmBatchedArgs args{};
-    if (rm) {
-        g = gpk::GemmArgs{sizeof(T) == 8 ? GPK_F64 : GPK_F32, tb, ta, n, m, k, alpha, B.data(), ldb, A.data(), lda,
-                          beta, C.data(), ldc};
-        args = gpk::host::GemmBatchedArgs{g, sb, sa, sc, batch};
-    } else {
-        g = gpk::GemmArgs{sizeof(T) == 8 ? GPK_F64 : GPK_F32, ta, tb, m, n, k, alpha, A.data(), lda, B.data(), ldb,
-                          beta, C.data(), ldc};
-        args = gpk::host::GemmBatchedArgs{g, sa, sb, sc, batch};
+    const int dtype = sizeof(T) == 8 ? GPK_F64 : GPK_F32;
+    if (gpk_gemm_strided_batched(g_ctx, dtype, layout, ta ? GPK_TRANS : GPK_NO_TRANS, tb ? GPK_TRANS : GPK_NO_TRANS,
+                                 m, n, k, alpha, A.data(), lda, sa, B.data(), ldb, sb, beta, C.data(), ldc, sc,
+                                 batch) != GPK_SUCCESS) {
+        std::printf("gpk_gemm_strided_batched failed: %s\n", gpk_last_error(g_ctx));
+        return 1;
     }
-    gpk_context ctx;
-    if (gpk::host::gemm_strided_batched(ctx, args) != GPK_SUCCESS) return 1;
 
     const double eps = sizeof(T) == 8 ? 1.2e-16 : 6e-8;
     std::vector<char> inside(C.size(), 0);
@@ -89,6 +81,10 @@ int check(int layout, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double 
 }  // namespace
 
 int main() {
+    if (gpk_create(&g_ctx, GPK_BACKEND_HOST, 0) != GPK_SUCCESS) {
+        std::printf("gpk_create(host) failed: %s\n", gpk_last_error(nullptr));
+        return 1;
+    }
     const int64_t sizes[][3] = {{1, 1, 1}, {3, 3, 3}, {4, 4, 4}, {7, 5, 3}, {8, 8, 0}, {16, 9, 24}, {33, 17, 65},
                                 {64, 64, 64}, {600, 17, 33}};
     int fails = 0, runs = 0, v = 0;
@@ -112,6 +108,7 @@ int main() {
                                 alpha, beta, (long long)ldpad, (long long)spad, shared, (long long)batch);
                 }
             }
+    gpk_destroy(g_ctx);
     std::printf("host batched gemm: %d cases, %d failed\n", runs, fails);
     return fails ? 1 : 0;
 }
