@@ -6,6 +6,7 @@
 #include "host/host.hpp"
 #include "cuda/ladders.hpp"
 #include "cuda/pipeline.hpp"
+#include "cuda/planner.hpp"
 #include "cuda/resources.hpp"
 #include "registry.hpp"
 #include "status.hpp"
@@ -633,7 +634,7 @@ int batched_checker(const Ladder<GemmBatchedCall> &ladder, int index, const Gemm
     for (int i = 0; i < ladder.count; ++i) {
         if (i == ladder.vendor || !(ladder.rungs[i].dtypes & dtype_bit(c.dtype))) continue;
         if (std::strcmp(ladder.rungs[i].name, "thread_product") == 0 && size > 8) continue;
-        if (std::strcmp(ladder.rungs[i].name, "staged") == 0 && size > 64) continue;
+        if (std::strcmp(ladder.rungs[i].name, "staged") == 0 && size > 32) continue;  // fits its shared memory
         if (std::strcmp(ladder.rungs[i].name, "dmma") == 0) continue;  // needs sm_80: the host checks instead
         return i;
     }
@@ -667,7 +668,6 @@ gpk_status batched_on_device(gpk_context &ctx, const GemmBatchedCall &c, int ind
 // holds as many products as fit the chunk bytes (gpk_set_staging; at least one).
 gpk_status batched_staged(gpk_context &ctx, const GemmBatchedCall &user, int index, bool dev_a, bool dev_b,
                           bool dev_c) {
-    constexpr size_t kDefaultChunk = size_t(64) << 20;
     const size_t es = dtype_size(user.dtype);
     const bool reads_ab = user.k > 0 && user.alpha != 0.0;
     const Storage sa = batched_a(user), sb = batched_b(user), sc = batched_c(user);
@@ -680,16 +680,20 @@ gpk_status batched_staged(gpk_context &ctx, const GemmBatchedCall &user, int ind
     const size_t one_a = copy_a ? static_cast<size_t>(sa.span()) * es : 0;
     const size_t one_b = copy_b ? static_cast<size_t>(sb.span()) * es : 0;
     const size_t one_c = dev_c ? 0 : static_cast<size_t>(step_c) * es;
-    const size_t per = (own_a ? one_a : 0) + (own_b ? one_b : 0) + one_c;
-    const size_t shared = (copy_a && !own_a ? aligned(one_a) : 0) + (copy_b && !own_b ? aligned(one_b) : 0);
-    const size_t chunk_bytes = ctx.staging.chunk_bytes ? ctx.staging.chunk_bytes : kDefaultChunk;
-    int64_t chunk = per == 0 ? user.batch_count : static_cast<int64_t>(std::max<size_t>(1, chunk_bytes / per));
-    chunk = std::min(chunk, user.batch_count);
+    // The chunks: cuda/planner.cpp's plan of whole products within the device budget.
+    const cuda::plan::GemmBatchedProblem problem{user.batch_count, one_a, one_b, one_c, copy_a && !own_a,
+                                                 copy_b && !own_b};
+    size_t free_bytes = 0, total_bytes = 0;
+    GPK_FORWARD_IF_ERROR(cuda::check(ctx, cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo"));
+    const size_t budget = cuda::plan::device_budget(ctx.staging, free_bytes, 0);
+    const cuda::plan::GemmBatchedPlan plan = cuda::plan::plan_gemm_batched(problem, ctx.staging, budget);
+    GPK_RETURN_ERROR_IF(!plan.fits, &ctx, GPK_ERROR_OUT_OF_MEMORY,
+                        "out of device memory for staging one batched product: %zu bytes needed, %zu available",
+                        plan.shortfall.need, budget);
+    const int64_t chunk = plan.per_chunk;
     const auto count = static_cast<size_t>(chunk);
-    const size_t need = shared + (own_a ? aligned(one_a * count) : 0) + (own_b ? aligned(one_b * count) : 0) +
-                        aligned(one_c * count);
     Arena arena{};
-    GPK_FORWARD_IF_ERROR(stage_buffer(ctx, need, &arena));
+    GPK_FORWARD_IF_ERROR(stage_buffer(ctx, plan.needs.device(), &arena));
     GemmBatchedCall c = user;
     void *da = nullptr, *db = nullptr, *dc = nullptr;
     if (copy_a && !own_a) {

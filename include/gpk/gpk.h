@@ -381,10 +381,13 @@ GPK_API gpk_status gpk_gemm(gpk_context *ctx, int dtype, int layout, int transa,
  *  never reading C, k == 0 or alpha == 0 giving C_i = beta * C_i without
  *  reading A or B).
  *  Strides are in elements and >= 0. stride_a or stride_b may be 0: one matrix
- *  shared by every product. stride_c must be at least the span of one C matrix
- *  (column-major: (n - 1) * ldc + m; row-major: (m - 1) * ldc + n), so that no
- *  two C matrices overlap; no C matrix may overlap any A or B matrix (the whole
- *  spans from the first to the last element of the batch are compared).
+ *  shared by every product. When batch_count > 1, stride_c must be at least the
+ *  span of one C matrix (column-major: (n - 1) * ldc + m; row-major:
+ *  (m - 1) * ldc + n), so that no two C matrices overlap. No C matrix may
+ *  overlap any A or B matrix: the spans of the whole batches, from the first
+ *  element of matrix 0 to the last of matrix batch_count - 1, must not meet.
+ *  Elements of C outside the C matrices (ldc and stride padding) are not
+ *  written.
  *  batch_count == 0, m == 0 or n == 0: quick return (nothing read or written).
  *  The ladder is GPK_OP_GEMM_BATCHED (gpk_variant_*, gpk_set_variant); index 0
  *  is the vendor's strided-batched call. Host or device memory, synchronous
