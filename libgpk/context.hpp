@@ -1,5 +1,7 @@
 // The opaque gpk_context. Plain C++: CUDA resources live behind `cuda` (see
-// cuda/resources.hpp), so the host backend and api.cpp need no CUDA headers.
+// cuda/resources.hpp), so this header, and the host backend that includes it, need no
+// CUDA headers; code that uses the CUDA runtime (api.cpp, dispatch.cpp, cuda/)
+// includes cuda/resources.hpp.
 #pragma once
 
 #include "gpk/gpk.h"
@@ -25,10 +27,9 @@ struct StagingSettings {
 };
 }  // namespace gpk
 
+// The context itself. Callers never see its address: they hold a handle that the
+// registry of live contexts (checks.hpp) maps to it.
 struct gpk_context {
-    static constexpr uint32_t kMagic = 0x67706b63u;  // "gpkc"; cleared by gpk_destroy
-
-    uint32_t magic = kMagic;
     int backend = GPK_BACKEND_HOST;  // resolved: CUDA or HOST
     int device = 0;
     void *stream = nullptr;  // cudaStream_t; null is the default stream

@@ -29,6 +29,7 @@ typedef struct CUevent_st *cudaEvent_t;
 
 #define cudaStreamNonBlocking 0x01
 #define cudaHostAllocDefault 0x00
+#define cudaEventDisableTiming 0x02
 
 struct cudaDeviceProp {
     char name[256];
@@ -105,7 +106,9 @@ inline cudaError_t cudaEventCreate(cudaEvent_t *e) {
     if (e) *e = nullptr;
     return gpk_nocuda::none();
 }
+inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int) { return cudaEventCreate(e); }
 inline cudaError_t cudaEventDestroy(cudaEvent_t) { return gpk_nocuda::none(); }
+inline cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned int = 0) { return gpk_nocuda::none(); }
 inline cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t = nullptr) { return gpk_nocuda::none(); }
 inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return gpk_nocuda::none(); }
 inline cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t, cudaEvent_t) {
