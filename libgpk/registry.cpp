@@ -80,6 +80,9 @@ constexpr Variant<TransposeArgs> kCudaTranspose[] = {
 constexpr Variant<PiArgs> kCudaPi[] = {
 #include "cuda/pi/rungs.def"
 };
+constexpr Variant<GemmBatchedCall> kCudaGemmBatched[] = {
+#include "cuda/gemm_batched/rungs.def"
+};
 
 #undef GPK_RUNG
 #undef GPK_VENDOR
@@ -110,6 +113,11 @@ constexpr Roles pi_roles() {
 #include "cuda/pi/rungs.def"
     return r;
 }
+constexpr Roles gemm_batched_roles() {
+    Roles r;
+#include "cuda/gemm_batched/rungs.def"
+    return r;
+}
 
 #undef GPK_RUNG
 #undef GPK_VENDOR
@@ -123,22 +131,8 @@ constexpr Ladder<ReduceArgs> kReduce[2] = {cuda_ladder(kCudaReduce, reduce_roles
 constexpr Ladder<TransposeArgs> kTranspose[2] = {cuda_ladder(kCudaTranspose, transpose_roles()),
                                                  host_ladder(kHostTranspose)};
 constexpr Ladder<PiArgs> kPi[2] = {cuda_ladder(kCudaPi, pi_roles()), host_ladder(kHostPi)};
-
-// ---- CUDA backend: the strided batched gemm ----------------------------------------
-
-// Its rungs refuse, naming themselves, the calls they do not take (sizes, dtypes, the
-// GPU) from inside their launchers; "auto" is pick_gemm_batched, by shape and dtype.
-constexpr Variant<GemmBatchedCall> kCudaGemmBatched[] = {
-    {"cublas", kFloatTypes | k16BitTypes, cuda::gemm_batched_cublas},
-    {"thread_product", kFloatTypes, cuda::gemm_batched_thread_product},
-    {"staged", kFloatTypes, cuda::gemm_batched_staged},
-    {"prefetch", dtype_bit(GPK_F32), cuda::gemm_batched_prefetch},
-    {"dmma", dtype_bit(GPK_F64), cuda::gemm_batched_dmma},
-};
-constexpr Ladder<GemmBatchedCall> kGemmBatched[2] = {
-    Ladder<GemmBatchedCall>{kCudaGemmBatched, 5, rung(kCudaGemmBatched, "cublas"),
-                            rung(kCudaGemmBatched, "thread_product"), {rung(kCudaGemmBatched, "cublas")}, 1},
-    host_ladder(kHostGemmBatched)};
+constexpr Ladder<GemmBatchedCall> kGemmBatched[2] = {cuda_ladder(kCudaGemmBatched, gemm_batched_roles()),
+                                                     host_ladder(kHostGemmBatched)};
 
 int slot(int backend) { return backend == GPK_BACKEND_CUDA ? 0 : 1; }
 

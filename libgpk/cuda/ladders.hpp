@@ -59,6 +59,10 @@ namespace gpk::cuda {
 #define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, PiArgs, takes)
 #include "pi/rungs.def"
 #undef GPK_RUNG
+// The batched rungs' launchers are gemm_batched/launch.cu's (see its rungs.def).
+#define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, GemmBatchedCall, takes)
+#include "gemm_batched/rungs.def"
+#undef GPK_RUNG
 
 #undef GPK_DECLARE
 #undef GPK_TAKES_DECL_checked
@@ -76,13 +80,5 @@ inline gpk_status refuse(gpk_context &ctx, const char *op, const char *name, con
     return fail(&ctx, GPK_ERROR_NOT_SUPPORTED, "variant '%s' of %s cannot take this call: %s", name, op, why_not);
 }
 
-// gemm_batched/launch.cu: the rungs of gemm_batched/NN_*.cu behind the library's
-// launcher signature; the call arrives raw (the rungs normalise the layout). Each
-// refuses, naming itself, a call it does not take (GPK_ERROR_NOT_SUPPORTED).
-gpk_status gemm_batched_cublas(gpk_context &ctx, const GemmBatchedCall &args);          // gemm_batched/00_cublas.cu
-gpk_status gemm_batched_thread_product(gpk_context &ctx, const GemmBatchedCall &args);  // gemm_batched/01_thread_product.cu
-gpk_status gemm_batched_staged(gpk_context &ctx, const GemmBatchedCall &args);          // gemm_batched/02_staged.cu
-gpk_status gemm_batched_prefetch(gpk_context &ctx, const GemmBatchedCall &args);        // gemm_batched/03_prefetch.cu
-gpk_status gemm_batched_dmma(gpk_context &ctx, const GemmBatchedCall &args);            // gemm_batched/04_dmma.cu
 
 }  // namespace gpk::cuda
