@@ -208,7 +208,11 @@ void *past_the_top(int64_t bytes) { return reinterpret_cast<void *>(uintptr_t{0}
 
 // A value as the dtype holds it (the contract converts alpha and beta to the dtype
 // and decides on the converted values).
-double in_dtype(int dtype, double v) { return dtype == GPK_F32 ? static_cast<double>(static_cast<float>(v)) : v; }
+// F16 and BF16 apply their scalars in F32, as F32 does.
+double in_dtype(int dtype, double v) {
+    const bool in_f32 = dtype == GPK_F32 || dtype == GPK_F16 || dtype == GPK_BF16;
+    return in_f32 ? static_cast<double>(static_cast<float>(v)) : v;
+}
 
 // Elements a matrix of `outer` lines of `inner` elements, `ld` apart, spans; -1 when
 // its byte count overflows int64 (the contract's "size overflowing int64 bytes").
