@@ -126,6 +126,9 @@ void destroy_pipeline(Pipeline *) {}
 #define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_ABSENT_RUNG(launcher, PiArgs, takes)
 #include "../cuda/pi/rungs.def"
 #undef GPK_RUNG
+#define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_ABSENT_RUNG(launcher, GemmBatchedCall, takes)
+#include "../cuda/gemm_batched/rungs.def"
+#undef GPK_RUNG
 
 #undef GPK_ABSENT_RUNG
 #undef GPK_ABSENT_TAKES_checked
