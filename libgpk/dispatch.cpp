@@ -106,6 +106,14 @@ Launcher<Args> launcher(const gpk_context &ctx, int op, const Ladder<Args> &ladd
     return ctx.variant[op] >= 0 || ladder.auto_count == 1 ? ladder.rungs[index].run : run_auto<Args>;
 }
 
+// What the staging pipeline asks before its first write: the rung's takes function
+// when launcher() runs the rung itself on every piece (run_auto chooses per piece).
+template <class Args>
+cuda::RungCheck<Args> rung_check(const gpk_context &ctx, int op, const Ladder<Args> &ladder, int index) {
+    if (launcher(ctx, op, ladder, index) != ladder.rungs[index].run) return {};
+    return {ladder.rungs[index].name, ladder.rungs[index].takes};
+}
+
 // Validation compares with the vendor variant, or with the reference rung when the
 // vendor variant is the one being checked.
 template <class Args>
@@ -504,7 +512,8 @@ gpk_status transpose_cuda(gpk_context &ctx, const TransposeArgs &user, int index
     GPK_FORWARD_IF_ERROR(locate(ctx, a.A, "A", &dev_a));
     GPK_FORWARD_IF_ERROR(locate(ctx, a.B, "B", &dev_b));
     const Launcher<TransposeArgs> run = launcher(ctx, GPK_OP_TRANSPOSE, ladder, index);
-    if (!(dev_a && dev_b) && !ctx.validation) return cuda::staged_transpose(ctx, a, run, dev_a, dev_b);
+    if (!(dev_a && dev_b) && !ctx.validation)
+        return cuda::staged_transpose(ctx, a, run, rung_check(ctx, GPK_OP_TRANSPOSE, ladder, index), dev_a, dev_b);
     if (!(dev_a && dev_b)) cuda::forget_trace(ctx);
 
     Arena arena{};

@@ -243,6 +243,18 @@ public:
         if (ok() && bytes_ > 0) error_ = cudaMemcpy(dst, ptr_, bytes_, cudaMemcpyDeviceToHost);
         return ok();
     }
+    // The first `bytes` only (no more than the array holds): a host side smaller than
+    // the device array must not be read or written past its end.
+    bool upload(const void *src, size_t bytes) {
+        if (bytes > bytes_) return false;
+        if (ok() && bytes > 0) error_ = cudaMemcpy(ptr_, src, bytes, cudaMemcpyHostToDevice);
+        return ok();
+    }
+    bool download(void *dst, size_t bytes) {
+        if (bytes > bytes_) return false;
+        if (ok() && bytes > 0) error_ = cudaMemcpy(dst, ptr_, bytes, cudaMemcpyDeviceToHost);
+        return ok();
+    }
     bool ok() const { return ptr_ != nullptr && error_ == cudaSuccess; }
     const char *error() const { return cudaGetErrorString(error_); }
     void *get() const { return ptr_; }

@@ -58,7 +58,9 @@ std::vector<T> small_integers(size_t count, uint64_t seed) {
 }
 
 // The device arrays of every call, made before the GPU is full (sized for F64) and
-// filled anew by each call: cudaMemcpy needs no device memory.
+// filled anew by each call: cudaMemcpy needs no device memory. Each copy moves the
+// host vector's bytes only: an F32 call's vectors are half the arrays' size, and
+// copying the whole array back would write past their end.
 struct Pool {
     DeviceArray a{sizeof(double) * kM * kK}, b{sizeof(double) * kK * kN}, c{sizeof(double) * kM * kN};
     DeviceArray ta{sizeof(double) * kRows * kCols}, tb{sizeof(double) * kRows * kCols};
@@ -66,6 +68,11 @@ struct Pool {
     bool ok() const { return a.ok() && b.ok() && c.ok() && ta.ok() && tb.ok() && x.ok() && r.ok() && pi.ok(); }
 };
 Pool *g_pool = nullptr;
+
+template <class T>
+size_t bytes_of(const std::vector<T> &v) {
+    return sizeof(T) * v.size();
+}
 
 // One op's call on one context with host or device arrays: the status, and whether
 // the output (read back) is untouched or right.
@@ -84,14 +91,15 @@ Outcome gemm(gpk_context *ctx, bool device) {
     Outcome o;
     if (device) {
         DeviceArray &dA = g_pool->a, &dB = g_pool->b, &dC = g_pool->c;
-        if (!dA.upload(A.data()) || !dB.upload(B.data()) || !dC.upload(C.data())) {
+        if (!dA.upload(A.data(), bytes_of(A)) || !dB.upload(B.data(), bytes_of(B)) ||
+            !dC.upload(C.data(), bytes_of(C))) {
             o.status = GPK_ERROR_INTERNAL, o.detail = "the test's cudaMemcpy failed";
             return o;
         }
         o.status = gpk_gemm(ctx, dtype, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, kM, kN, kK, 1.0, dA.get(), kM,
                             dB.get(), kK, 0.0, dC.get(), kM);
         if (o.status == GPK_SUCCESS) gpk_synchronize(ctx);
-        dC.download(C.data());
+        if (!dC.download(C.data(), bytes_of(C))) o.detail = "the test's cudaMemcpy back failed";
     } else {
         o.status = gpk_gemm(ctx, dtype, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, kM, kN, kK, 1.0, A.data(), kM,
                             B.data(), kK, 0.0, C.data(), kM);
@@ -120,13 +128,13 @@ Outcome transpose(gpk_context *ctx, bool device) {
     Outcome o;
     if (device) {
         DeviceArray &dA = g_pool->ta, &dB = g_pool->tb;
-        if (!dA.upload(A.data()) || !dB.upload(B.data())) {
+        if (!dA.upload(A.data(), bytes_of(A)) || !dB.upload(B.data(), bytes_of(B))) {
             o.status = GPK_ERROR_INTERNAL, o.detail = "the test's cudaMemcpy failed";
             return o;
         }
         o.status = gpk_transpose(ctx, dtype, GPK_COL_MAJOR, kRows, kCols, dA.get(), kRows, dB.get(), kCols);
         if (o.status == GPK_SUCCESS) gpk_synchronize(ctx);
-        dB.download(B.data());
+        if (!dB.download(B.data(), bytes_of(B))) o.detail = "the test's cudaMemcpy back failed";
     } else {
         o.status = gpk_transpose(ctx, dtype, GPK_COL_MAJOR, kRows, kCols, A.data(), kRows, B.data(), kCols);
     }
@@ -150,13 +158,13 @@ Outcome reduce(gpk_context *ctx, bool device) {
     Outcome o;
     if (device) {
         DeviceArray &dx = g_pool->x, &dr = g_pool->r;
-        if (!dx.upload(x.data()) || !dr.upload(&r)) {
+        if (!dx.upload(x.data(), bytes_of(x)) || !dr.upload(&r, sizeof r)) {
             o.status = GPK_ERROR_INTERNAL, o.detail = "the test's cudaMemcpy failed";
             return o;
         }
         o.status = gpk_reduce(ctx, dtype, GPK_SUM, dx.get(), kX, dr.get());
         if (o.status == GPK_SUCCESS) gpk_synchronize(ctx);
-        dr.download(&r);
+        if (!dr.download(&r, sizeof r)) o.detail = "the test's cudaMemcpy back failed";
     } else {
         o.status = gpk_reduce(ctx, dtype, GPK_SUM, x.data(), kX, &r);
     }

@@ -196,8 +196,8 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> r
 
 // ---- transpose ----------------------------------------------------------------------------
 
-gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<TransposeArgs> run, bool dev_a,
-                            bool dev_b) {
+gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<TransposeArgs> run,
+                            const RungCheck<TransposeArgs> &check, bool dev_a, bool dev_b) {
     Pipeline *pp = nullptr;
     GPK_FORWARD_IF_ERROR(get_pipeline(ctx, &pp));
     Pipeline &p = *pp;
@@ -227,26 +227,45 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<T
     GPK_FORWARD_IF_ERROR(p.trace.reserve(ctx, static_cast<size_t>(pl.chunks() * per_chunk)));
 
     Call call(ctx, p, pl.needs.lanes);
+    // Chunk `index`'s arguments for the rung, on the lane's buffers where an array is on
+    // the host, and its copies in and out.
+    auto chunk_args = [&](int64_t index, TransposeArgs *tc, Transfer *in, Transfer *out) {
+        const plan::TransposeChunk ch = pl.chunk(index, t);
+        const int64_t i0 = ch.i0, hc = ch.hc, j0 = ch.j0, wc = ch.wc;
+        char *dev = call.device_of(index);
+        *tc = a;
+        tc->rows = hc, tc->cols = wc;
+        const Piece ap = a_tile(i0, hc, j0, wc), bp = b_tile(i0, hc, j0, wc);
+        *in = Transfer{}, *out = Transfer{};
+        tc->A = ap.ptr, tc->lda = ap.ld;
+        if (a_host) {
+            tc->A = dev, tc->lda = device_ld(ap.inner, es);
+            *in = transfer(ap, dev, tc->lda, es, ma);
+            dev += device_bytes(ap.shape(), es);
+        }
+        tc->B = bp.ptr, tc->ldb = bp.ld;
+        if (b_host) {
+            tc->B = dev, tc->ldb = device_ld(bp.inner, es);
+            *out = transfer(bp, dev, tc->ldb, es, mb);
+        }
+    };
+    // A rung chosen by name that refuses some piece (a piece can start at an element
+    // that its vector accesses cannot) refuses the whole call here, before the first
+    // copy: otherwise the pieces before it would already be in B when the call fails.
+    if (check.takes != nullptr)
+        for (int64_t index = 0; index < pl.chunks(); ++index) {
+            TransposeArgs tc;
+            Transfer in{}, out{};
+            chunk_args(index, &tc, &in, &out);
+            const char *why_not = nullptr;
+            GPK_FORWARD_IF_ERROR(check.takes(ctx, tc, &why_not));
+            if (why_not != nullptr) return refuse(ctx, "transpose", check.name, why_not);
+        }
     return call.run([&]() -> gpk_status {
         for (int64_t index = 0; index < pl.chunks(); ++index) {
-            const plan::TransposeChunk ch = pl.chunk(index, t);
-            const int64_t i0 = ch.i0, hc = ch.hc, j0 = ch.j0, wc = ch.wc;
-            char *dev = call.device_of(index);
-            TransposeArgs tc = a;
-            tc.rows = hc, tc.cols = wc;
-            const Piece ap = a_tile(i0, hc, j0, wc), bp = b_tile(i0, hc, j0, wc);
+            TransposeArgs tc;
             Transfer in{}, out{};
-            tc.A = ap.ptr, tc.lda = ap.ld;
-            if (a_host) {
-                tc.A = dev, tc.lda = device_ld(ap.inner, es);
-                in = transfer(ap, dev, tc.lda, es, ma);
-                dev += device_bytes(ap.shape(), es);
-            }
-            tc.B = bp.ptr, tc.ldb = bp.ld;
-            if (b_host) {
-                tc.B = dev, tc.ldb = device_ld(bp.inner, es);
-                out = transfer(bp, dev, tc.ldb, es, mb);
-            }
+            chunk_args(index, &tc, &in, &out);
             GPK_FORWARD_IF_ERROR(call.chunk(index, &in, a_host ? 1 : 0, b_host ? &out : nullptr, false,
                                             [&](gpk_context &on) { return run(on, tc); }));
         }

@@ -19,9 +19,18 @@ class Pipeline;
 // the normalized A); otherwise B is resident and the panels are rows of C.
 gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> run, bool resident_a, bool dev_a,
                        bool dev_b, bool dev_c);
+// A rung chosen by name whose takes function can refuse a call: the staging pipeline
+// asks it about every piece before the first write. takes is null for "auto" (which
+// chooses piece by piece) and for rungs that take every call.
+template <class Args>
+struct RungCheck {
+    const char *name = nullptr;
+    gpk_status (*takes)(gpk_context &ctx, const Args &args, const char **why_not) = nullptr;
+};
+
 // B = A^T with A or B (or both) in host memory.
-gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<TransposeArgs> run, bool dev_a,
-                            bool dev_b);
+gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<TransposeArgs> run,
+                            const RungCheck<TransposeArgs> &check, bool dev_a, bool dev_b);
 // *result = op over x[0..n), x in host memory, n > 0: each piece of x reduced by `run`
 // to a partial in device memory, the partials reduced by `run` in piece order.
 gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceArgs> run, bool dev_result);

@@ -83,7 +83,8 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &, Launcher<GemmArgs>, b
     return absent(&ctx);
 }
 
-gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &, Launcher<TransposeArgs>, bool, bool) {
+gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &, Launcher<TransposeArgs>, const RungCheck<TransposeArgs> &,
+                            bool, bool) {
     return absent(&ctx);
 }
 
