@@ -34,7 +34,8 @@ gpk_status guarded(gpk_context *ctx, F &&body) noexcept {
 
 gpk_status check_op(gpk_context *ctx, int op) {
     GPK_RETURN_ERROR_IF(op < 0 || op >= GPK_OP_COUNT, ctx, GPK_ERROR_INVALID_ARGUMENT,
-                        "op (%d) must be GPK_OP_GEMM (0), GPK_OP_REDUCE (1), GPK_OP_TRANSPOSE (2) or GPK_OP_PI (3)",
+                        "op (%d) must be GPK_OP_GEMM (0), GPK_OP_REDUCE (1), GPK_OP_TRANSPOSE (2), GPK_OP_PI (3) or "
+                        "GPK_OP_GEMM_BATCHED (4)",
                         op);
     return GPK_SUCCESS;
 }
@@ -289,6 +290,26 @@ GPK_API gpk_status gpk_gemm(gpk_context *handle, int dtype, int layout, int tran
             args = GemmArgs{dtype, transb == GPK_TRANS, transa == GPK_TRANS, n, m, k, alpha, B, ldb, A, lda, beta, C, ldc};
         }
         return run_gemm(*ctx, args, layout);
+    });
+}
+
+GPK_API gpk_status gpk_gemm_strided_batched(gpk_context *handle, int dtype, int layout, int transa, int transb,
+                                            int64_t m, int64_t n, int64_t k, double alpha, const void *A, int64_t lda,
+                                            int64_t stride_a, const void *B, int64_t ldb, int64_t stride_b,
+                                            double beta, void *C, int64_t ldc, int64_t stride_c,
+                                            int64_t batch_count) {
+    ContextRef ref;
+    GPK_FORWARD_IF_ERROR(acquire(handle, &ref));
+    gpk_context *ctx = ref.get();
+    return guarded(ctx, [&]() -> gpk_status {
+        GPK_FORWARD_IF_ERROR(check_gemm_strided_batched(ctx, dtype, layout, transa, transb, m, n, k, A, lda, stride_a,
+                                                        B, ldb, stride_b, C, ldc, stride_c, batch_count));
+        GPK_FORWARD_IF_ERROR(check_variant_dtype(*ctx, GPK_OP_GEMM_BATCHED, dtype));
+        if (batch_count == 0 || m == 0 || n == 0) return GPK_SUCCESS;
+        // The layout travels with the call: the CUDA rungs normalise it themselves
+        // and the host launcher swaps the operands (host/gemm_batched.cpp).
+        return run_gemm_batched(*ctx, GemmBatchedCall{dtype, layout, transa, transb, m, n, k, alpha, A, lda, stride_a,
+                                                      B, ldb, stride_b, beta, C, ldc, stride_c, batch_count});
     });
 }
 

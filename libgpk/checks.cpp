@@ -181,34 +181,72 @@ gpk_status retire(gpk_context *handle, ContextRef *ctx) {
     return GPK_SUCCESS;
 }
 
-gpk_status check_gemm(gpk_context *ctx, int dtype, int layout, int transa, int transb, int64_t m, int64_t n,
-                      int64_t k, const void *A, int64_t lda, const void *B, int64_t ldb, const void *C,
-                      int64_t ldc) {
+namespace {
+
+// The storage of op(A), op(B) and C of one product, by the CBLAS rules: which of
+// their sizes is contiguous depends on the layout and the transposition.
+struct GemmStorage {
+    Storage a, b, c;
+    bool a_inner_m, b_inner_k;
+};
+
+GemmStorage gemm_storage(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, int64_t lda,
+                         int64_t ldb, int64_t ldc) {
+    const bool col = layout == GPK_COL_MAJOR;
+    const bool ta = transa == GPK_TRANS, tb = transb == GPK_TRANS;
+    const bool a_inner_m = col != ta, b_inner_k = col != tb;
+    return GemmStorage{Storage{a_inner_m ? m : k, a_inner_m ? k : m, lda}, Storage{b_inner_k ? k : n, b_inner_k ? n : k, ldb},
+                       Storage{col ? m : n, col ? n : m, ldc}, a_inner_m, b_inner_k};
+}
+
+// Everything gpk_gemm checks before its pointers: dtype, layout, transposes, sizes,
+// leading dimensions and the bytes of one matrix.
+gpk_status check_gemm_shape(gpk_context *ctx, const char *fn, int dtype, int layout, int transa, int transb,
+                            int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, GemmStorage *s) {
     GPK_FORWARD_IF_ERROR(check_dtype(ctx, dtype));
     GPK_RETURN_ERROR_IF(dtype == GPK_I32 || dtype == GPK_I64, ctx, GPK_ERROR_NOT_SUPPORTED,
-                        "dtype (%s) is not supported by gpk_gemm: use GPK_F32, GPK_F64, GPK_F16 or GPK_BF16",
-                        dtype_name(dtype));
+                        "dtype (%s) is not supported by %s: use GPK_F32, GPK_F64, GPK_F16 or GPK_BF16",
+                        dtype_name(dtype), fn);
     GPK_FORWARD_IF_ERROR(check_layout(ctx, layout));
     GPK_FORWARD_IF_ERROR(check_trans(ctx, "transa", transa));
     GPK_FORWARD_IF_ERROR(check_trans(ctx, "transb", transb));
     GPK_FORWARD_IF_ERROR(check_size(ctx, "m", m));
     GPK_FORWARD_IF_ERROR(check_size(ctx, "n", n));
     GPK_FORWARD_IF_ERROR(check_size(ctx, "k", k));
-
-    // op(A) is m x k and op(B) is k x n; which of their sizes is contiguous depends
-    // on the layout and the transposition (the CBLAS rules).
+    *s = gemm_storage(layout, transa, transb, m, n, k, lda, ldb, ldc);
     const bool col = layout == GPK_COL_MAJOR;
-    const bool ta = transa == GPK_TRANS, tb = transb == GPK_TRANS;
-    const bool a_inner_m = col != ta, b_inner_k = col != tb;
-    const Storage sa{a_inner_m ? m : k, a_inner_m ? k : m, lda};
-    const Storage sb{b_inner_k ? k : n, b_inner_k ? n : k, ldb};
-    const Storage sc{col ? m : n, col ? n : m, ldc};
-    GPK_FORWARD_IF_ERROR(check_ld(ctx, "lda", lda, a_inner_m ? "m" : "k", sa.inner));
-    GPK_FORWARD_IF_ERROR(check_ld(ctx, "ldb", ldb, b_inner_k ? "k" : "n", sb.inner));
-    GPK_FORWARD_IF_ERROR(check_ld(ctx, "ldc", ldc, col ? "m" : "n", sc.inner));
-    GPK_FORWARD_IF_ERROR(check_bytes(ctx, "A", sa, dtype));
-    GPK_FORWARD_IF_ERROR(check_bytes(ctx, "B", sb, dtype));
-    GPK_FORWARD_IF_ERROR(check_bytes(ctx, "C", sc, dtype));
+    GPK_FORWARD_IF_ERROR(check_ld(ctx, "lda", lda, s->a_inner_m ? "m" : "k", s->a.inner));
+    GPK_FORWARD_IF_ERROR(check_ld(ctx, "ldb", ldb, s->b_inner_k ? "k" : "n", s->b.inner));
+    GPK_FORWARD_IF_ERROR(check_ld(ctx, "ldc", ldc, col ? "m" : "n", s->c.inner));
+    GPK_FORWARD_IF_ERROR(check_bytes(ctx, "A", s->a, dtype));
+    GPK_FORWARD_IF_ERROR(check_bytes(ctx, "B", s->b, dtype));
+    GPK_FORWARD_IF_ERROR(check_bytes(ctx, "C", s->c, dtype));
+    return GPK_SUCCESS;
+}
+
+// The elements from the first of matrix 0 to one past the last of matrix
+// batch_count - 1, as one line (Storage{span, 1, span}); false when that, in bytes,
+// does not fit in int64. Matrices with no element span nothing.
+bool batch_span(const Storage &one, int64_t stride, int64_t batch_count, size_t elem, Storage *whole) {
+    int64_t span = one.span(), bytes = 0;
+    if (span > 0 && batch_count > 1) {
+        int64_t offset = 0;
+        if (__builtin_mul_overflow(batch_count - 1, stride, &offset) || __builtin_add_overflow(offset, span, &span))
+            return false;
+    }
+    if (__builtin_mul_overflow(span, static_cast<int64_t>(elem), &bytes)) return false;
+    *whole = Storage{span, span > 0 ? 1 : 0, span};
+    return true;
+}
+
+}  // namespace
+
+gpk_status check_gemm(gpk_context *ctx, int dtype, int layout, int transa, int transb, int64_t m, int64_t n,
+                      int64_t k, const void *A, int64_t lda, const void *B, int64_t ldb, const void *C,
+                      int64_t ldc) {
+    GemmStorage s{};
+    GPK_FORWARD_IF_ERROR(check_gemm_shape(ctx, "gpk_gemm", dtype, layout, transa, transb, m, n, k, lda, ldb, ldc, &s));
+    const Storage &sa = s.a, &sb = s.b, &sc = s.c;
 
     const bool c_used = m > 0 && n > 0, ab_used = c_used && k > 0;
     GPK_FORWARD_IF_ERROR(check_pointer(ctx, "A", A, ab_used));
@@ -225,6 +263,61 @@ gpk_status check_gemm(gpk_context *ctx, int dtype, int layout, int transa, int t
                             "C overlaps A: the output must not alias an input");
         GPK_RETURN_ERROR_IF(overlap(B, sb, C, sc, elem), ctx, GPK_ERROR_INVALID_ARGUMENT,
                             "C overlaps B: the output must not alias an input");
+    }
+    return GPK_SUCCESS;
+}
+
+gpk_status check_gemm_strided_batched(gpk_context *ctx, int dtype, int layout, int transa, int transb, int64_t m,
+                                      int64_t n, int64_t k, const void *A, int64_t lda, int64_t stride_a,
+                                      const void *B, int64_t ldb, int64_t stride_b, const void *C, int64_t ldc,
+                                      int64_t stride_c, int64_t batch_count) {
+    GemmStorage s{};
+    GPK_FORWARD_IF_ERROR(
+        check_gemm_shape(ctx, "gpk_gemm_strided_batched", dtype, layout, transa, transb, m, n, k, lda, ldb, ldc, &s));
+    GPK_FORWARD_IF_ERROR(check_size(ctx, "stride_a", stride_a));
+    GPK_FORWARD_IF_ERROR(check_size(ctx, "stride_b", stride_b));
+    GPK_FORWARD_IF_ERROR(check_size(ctx, "stride_c", stride_c));
+    GPK_FORWARD_IF_ERROR(check_size(ctx, "batch_count", batch_count));
+    // C matrices written by different products must not share an element: every
+    // product would race for it (and the result would depend on the rung). A or B
+    // may be shared (stride 0) since they are only read.
+    const int64_t span_c = s.c.span();
+    GPK_RETURN_ERROR_IF(batch_count > 1 && span_c > 0 && stride_c < span_c, ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "stride_c (%" PRId64 ") must be >= %" PRId64
+                        ", the span of one C matrix (%" PRId64 " x %" PRId64 " elements, ldc %" PRId64
+                        "), when batch_count (%" PRId64 ") > 1: the C matrices must not overlap one another",
+                        stride_c, span_c, s.c.outer, s.c.inner, ldc, batch_count);
+    const size_t elem = dtype_size(dtype);
+    Storage wa{}, wb{}, wc{};
+    GPK_RETURN_ERROR_IF(!batch_span(s.a, stride_a, batch_count, elem, &wa), ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "stride_a (%" PRId64 ") times batch_count (%" PRId64
+                        ") puts the A matrices beyond 2^63 bytes",
+                        stride_a, batch_count);
+    GPK_RETURN_ERROR_IF(!batch_span(s.b, stride_b, batch_count, elem, &wb), ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "stride_b (%" PRId64 ") times batch_count (%" PRId64
+                        ") puts the B matrices beyond 2^63 bytes",
+                        stride_b, batch_count);
+    GPK_RETURN_ERROR_IF(!batch_span(s.c, stride_c, batch_count, elem, &wc), ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "stride_c (%" PRId64 ") times batch_count (%" PRId64
+                        ") puts the C matrices beyond 2^63 bytes",
+                        stride_c, batch_count);
+
+    const bool c_used = m > 0 && n > 0 && batch_count > 0, ab_used = c_used && k > 0;
+    GPK_FORWARD_IF_ERROR(check_pointer(ctx, "A", A, ab_used));
+    GPK_FORWARD_IF_ERROR(check_pointer(ctx, "B", B, ab_used));
+    GPK_FORWARD_IF_ERROR(check_pointer(ctx, "C", C, c_used));
+    if (ab_used) {
+        // The whole spans, as the contract says: a C matrix lying in the padding
+        // between two A matrices is refused too, which keeps the rule simple and lets
+        // the staging pipeline copy an operand's batch as one range.
+        GPK_RETURN_ERROR_IF(overlap(A, wa, C, wc, elem), ctx, GPK_ERROR_INVALID_ARGUMENT,
+                            "C overlaps A (the spans of the batch's matrices, strides %" PRId64 " and %" PRId64
+                            "): the output must not alias an input",
+                            stride_c, stride_a);
+        GPK_RETURN_ERROR_IF(overlap(B, wb, C, wc, elem), ctx, GPK_ERROR_INVALID_ARGUMENT,
+                            "C overlaps B (the spans of the batch's matrices, strides %" PRId64 " and %" PRId64
+                            "): the output must not alias an input",
+                            stride_c, stride_b);
     }
     return GPK_SUCCESS;
 }

@@ -14,7 +14,7 @@ namespace gpk::cuda {
 struct Resources;
 }
 
-constexpr int GPK_OP_COUNT = 4;
+constexpr int GPK_OP_COUNT = 5;
 
 namespace gpk {
 // gpk_set_staging's settings: how host arrays flow through the GPU (cuda/pipeline.cpp).
@@ -35,7 +35,7 @@ struct gpk_context {
     void *stream = nullptr;  // cudaStream_t; null is the default stream
     bool validation = false;
     int math_mode = GPK_MATH_DEFAULT;  // gpk_set_math_mode: F32 gemm only
-    int variant[GPK_OP_COUNT] = {-1, -1, -1, -1};  // -1: "auto", else a ladder index
+    int variant[GPK_OP_COUNT] = {-1, -1, -1, -1, -1};  // -1: "auto", else a ladder index
     gpk::StagingSettings staging;
     std::string last_error;
     gpk::cuda::Resources *cuda = nullptr;  // owned; null on the host backend

@@ -1,10 +1,12 @@
 #include "dispatch.hpp"
+#include "dispatch_util.hpp"
 
 #include "checks.hpp"
 #include "context.hpp"
 #include "host/host.hpp"
 #include "cuda/ladders.hpp"
 #include "cuda/pipeline.hpp"
+#include "cuda/planner.hpp"
 #include "cuda/resources.hpp"
 #include "registry.hpp"
 #include "scalars.hpp"
@@ -22,7 +24,7 @@ namespace {
 using cuda::Slot;
 
 const char *op_label(int op) {
-    static const char *const names[GPK_OP_COUNT] = {"gemm", "reduce", "transpose", "pi"};
+    static const char *const names[GPK_OP_COUNT] = {"gemm", "reduce", "transpose", "pi", "gemm_batched"};
     return names[op];
 }
 
@@ -117,6 +119,9 @@ int checker_of(const Ladder<Args> &ladder, int index) {
     return index != ladder.vendor ? ladder.vendor : ladder.reference;
 }
 
+}  // namespace
+
+// Shared with dispatch_batched.cpp (dispatch_util.hpp).
 bool gpus_present() {
     static const bool present = cuda::device_count() > 0;
     return present;
@@ -143,6 +148,8 @@ gpk_status copy_bytes(gpk_context &ctx, void *dst, const void *src, size_t bytes
 }
 
 gpk_status sync(gpk_context &ctx) { return cuda::check(ctx, cudaStreamSynchronize(cuda::stream(ctx)), "cudaStreamSynchronize"); }
+
+namespace {
 
 // Host memory for a validation's comparison. It is taken before the variant runs, so
 // that running out of it cannot come after an output was written.
@@ -385,6 +392,7 @@ gpk_status pi_cuda(gpk_context &ctx, const PiArgs &a, int index) {
     return GPK_SUCCESS;
 }
 
+
 }  // namespace
 
 // ---- entry points -----------------------------------------------------------------
@@ -396,6 +404,7 @@ gpk_status check_variant_dtype(gpk_context &ctx, int op, int dtype) {
         case GPK_OP_GEMM: return check_dtype_of(ctx, op, gemm_ladder(ctx.backend), i, dtype);
         case GPK_OP_REDUCE: return check_dtype_of(ctx, op, reduce_ladder(ctx.backend), i, dtype);
         case GPK_OP_TRANSPOSE: return check_dtype_of(ctx, op, transpose_ladder(ctx.backend), i, dtype);
+        case GPK_OP_GEMM_BATCHED: return check_dtype_of(ctx, op, gemm_batched_ladder(ctx.backend), i, dtype);
         default: return GPK_SUCCESS;
     }
 }
@@ -415,6 +424,29 @@ gpk_status run_gemm(gpk_context &ctx, const GemmArgs &args, int layout) {
     }
     GPK_FORWARD_IF_ERROR(locate(ctx, args.C, "C", &dev));
     return ladder.rungs[index].run(ctx, args);
+}
+
+
+gpk_status run_gemm_batched(gpk_context &ctx, const GemmBatchedCall &call) {
+    const Ladder<GemmBatchedCall> &ladder = gemm_batched_ladder(ctx.backend);
+    int index = 0;
+    // "auto" on the CUDA backend chooses by shape and dtype (registry.cpp); a rung set
+    // on the context refuses, naming itself, a call it does not take.
+    if (ctx.backend == GPK_BACKEND_CUDA && ctx.variant[GPK_OP_GEMM_BATCHED] < 0)
+        index = pick_gemm_batched(call);
+    else
+        GPK_FORWARD_IF_ERROR(select(ctx, GPK_OP_GEMM_BATCHED, ladder, call, call.dtype, &index));
+    if (ctx.backend == GPK_BACKEND_CUDA) {
+        cuda::DeviceGuard guard(ctx);
+        return gemm_batched_cuda(ctx, call, index);
+    }
+    bool dev = false;
+    if (call.k > 0) {
+        GPK_FORWARD_IF_ERROR(locate(ctx, call.A, "A", &dev));
+        GPK_FORWARD_IF_ERROR(locate(ctx, call.B, "B", &dev));
+    }
+    GPK_FORWARD_IF_ERROR(locate(ctx, call.C, "C", &dev));
+    return ladder.rungs[index].run(ctx, call);
 }
 
 gpk_status run_reduce(gpk_context &ctx, const ReduceArgs &args) {

@@ -27,6 +27,25 @@ struct GemmArgs {
     int64_t ldc;
 };
 
+// gpk_gemm_strided_batched as the caller passed it (checked, batch_count, m, n > 0):
+// the CUDA rungs normalise the layout themselves (cuda/gemm_batched/batched_common.cuh),
+// the host reference receives it normalised to column-major.
+struct GemmBatchedCall {
+    int dtype;
+    int layout;  // GPK_ROW_MAJOR or GPK_COL_MAJOR
+    int transa, transb;
+    int64_t m, n, k;
+    double alpha;
+    const void *A;
+    int64_t lda, stride_a;
+    const void *B;
+    int64_t ldb, stride_b;
+    double beta;  // beta == 0: C must not be read
+    void *C;
+    int64_t ldc, stride_c;
+    int64_t batch_count;
+};
+
 // One value of x[0..n) into *result (float for F32, F16 and BF16, double for F64,
 // int64_t for I32/I64). n > 0 for MIN/MAX, n >= 0 for SUM.
 struct ReduceArgs {

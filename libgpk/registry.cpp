@@ -7,6 +7,7 @@
 #include "cuda/ladders.hpp"
 #include "host/host.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <iterator>
 
@@ -19,6 +20,7 @@ constexpr Variant<GemmArgs> kHostGemm[] = {{"host", kFloatTypes | k16BitTypes, h
 constexpr Variant<ReduceArgs> kHostReduce[] = {{"host", kAllTypes, host::reduce}};
 constexpr Variant<TransposeArgs> kHostTranspose[] = {{"host", kAllTypes, host::transpose}};
 constexpr Variant<PiArgs> kHostPi[] = {{"host", kAllTypes, host::pi}};
+constexpr Variant<GemmBatchedCall> kHostGemmBatched[] = {{"host", kFloatTypes | k16BitTypes, host::gemm_batched}};
 
 template <class Args, int N>
 constexpr Ladder<Args> host_ladder(const Variant<Args> (&rungs)[N]) {
@@ -78,6 +80,9 @@ constexpr Variant<TransposeArgs> kCudaTranspose[] = {
 constexpr Variant<PiArgs> kCudaPi[] = {
 #include "cuda/pi/rungs.def"
 };
+constexpr Variant<GemmBatchedCall> kCudaGemmBatched[] = {
+#include "cuda/gemm_batched/rungs.def"
+};
 
 #undef GPK_RUNG
 #undef GPK_VENDOR
@@ -108,6 +113,11 @@ constexpr Roles pi_roles() {
 #include "cuda/pi/rungs.def"
     return r;
 }
+constexpr Roles gemm_batched_roles() {
+    Roles r;
+#include "cuda/gemm_batched/rungs.def"
+    return r;
+}
 
 #undef GPK_RUNG
 #undef GPK_VENDOR
@@ -121,6 +131,8 @@ constexpr Ladder<ReduceArgs> kReduce[2] = {cuda_ladder(kCudaReduce, reduce_roles
 constexpr Ladder<TransposeArgs> kTranspose[2] = {cuda_ladder(kCudaTranspose, transpose_roles()),
                                                  host_ladder(kHostTranspose)};
 constexpr Ladder<PiArgs> kPi[2] = {cuda_ladder(kCudaPi, pi_roles()), host_ladder(kHostPi)};
+constexpr Ladder<GemmBatchedCall> kGemmBatched[2] = {cuda_ladder(kCudaGemmBatched, gemm_batched_roles()),
+                                                     host_ladder(kHostGemmBatched)};
 
 int slot(int backend) { return backend == GPK_BACKEND_CUDA ? 0 : 1; }
 
@@ -135,6 +147,26 @@ const Ladder<GemmArgs> &gemm_ladder(int backend) { return kGemm[slot(backend)]; 
 const Ladder<ReduceArgs> &reduce_ladder(int backend) { return kReduce[slot(backend)]; }
 const Ladder<TransposeArgs> &transpose_ladder(int backend) { return kTranspose[slot(backend)]; }
 const Ladder<PiArgs> &pi_ladder(int backend) { return kPi[slot(backend)]; }
+const Ladder<GemmBatchedCall> &gemm_batched_ladder(int backend) { return kGemmBatched[slot(backend)]; }
+
+// "auto" by dtype and the largest of m, n, k, from the gpk-bench measurements of square
+// products on the H100 (docs/PERFORMANCE.md, "Auto: gemm_batched"); a size between two
+// timed ones takes the rung of the next timed size up. F32: staged up to 16, prefetch
+// from 32 to 128, cuBLAS from 256. F64: staged up to 16, cuBLAS at 32 and 64, the FP64
+// tensor-core rung at 128, cuBLAS from 256. F16 and BF16: cuBLAS, the only rung that
+// takes them. Every rung picked takes every call of its range (staged holds products
+// of up to 90 x 90 in F32 and 64 x 64 in F64); one that refuses a call on the device
+// at hand (dmma below sm_80) is replaced by cuBLAS in dispatch.
+int pick_gemm_batched(const GemmBatchedCall &c) {
+    constexpr int vendor = rung(kCudaGemmBatched, "cublas");
+    constexpr int staged = rung(kCudaGemmBatched, "staged");
+    constexpr int prefetch = rung(kCudaGemmBatched, "prefetch");
+    constexpr int dmma = rung(kCudaGemmBatched, "dmma");
+    const int64_t size = std::max(c.m, std::max(c.n, c.k));
+    if (c.dtype == GPK_F32) return size <= 16 ? staged : size <= 128 ? prefetch : vendor;
+    if (c.dtype == GPK_F64) return size <= 16 ? staged : size <= 64 ? vendor : size <= 128 ? dmma : vendor;
+    return vendor;
+}
 
 int variant_count(int op, int backend) {
     switch (op) {
@@ -142,6 +174,7 @@ int variant_count(int op, int backend) {
         case GPK_OP_REDUCE: return reduce_ladder(backend).count;
         case GPK_OP_TRANSPOSE: return transpose_ladder(backend).count;
         case GPK_OP_PI: return pi_ladder(backend).count;
+        case GPK_OP_GEMM_BATCHED: return gemm_batched_ladder(backend).count;
         default: return 0;
     }
 }
@@ -152,6 +185,7 @@ const char *variant_name(int op, int backend, int index) {
         case GPK_OP_REDUCE: return name_of(reduce_ladder(backend), index);
         case GPK_OP_TRANSPOSE: return name_of(transpose_ladder(backend), index);
         case GPK_OP_PI: return name_of(pi_ladder(backend), index);
+        case GPK_OP_GEMM_BATCHED: return name_of(gemm_batched_ladder(backend), index);
         default: return nullptr;
     }
 }

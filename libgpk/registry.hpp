@@ -43,6 +43,10 @@ const Ladder<GemmArgs> &gemm_ladder(int backend);
 const Ladder<ReduceArgs> &reduce_ladder(int backend);
 const Ladder<TransposeArgs> &transpose_ladder(int backend);
 const Ladder<PiArgs> &pi_ladder(int backend);
+const Ladder<GemmBatchedCall> &gemm_batched_ladder(int backend);
+// "auto" of the CUDA batched ladder: its rung for the call's shape and dtype (index).
+int pick_gemm_batched(const GemmBatchedCall &call);
+const Ladder<GemmBatchedCall> &gemm_batched_ladder(int backend);
 
 // Op-generic views used by the variant functions of the API. op must be valid.
 int variant_count(int op, int backend);

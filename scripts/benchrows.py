@@ -7,7 +7,8 @@ this folder on PYTHONPATH).
 import math
 
 # The keys that size a case, by op.
-SIZE_KEYS = {"gemm": ("m", "n", "k"), "transpose": ("rows", "cols"), "reduce": ("n",), "pi": ("samples",)}
+SIZE_KEYS = {"gemm": ("m", "n", "k"), "transpose": ("rows", "cols"), "reduce": ("n",), "pi": ("samples",),
+             "gemm_batched": ("n", "batch")}
 
 
 def is_number(v):
@@ -31,6 +32,8 @@ def case_dims(row):
         return f"{sizes[0]}^3"
     if row["op"] == "transpose" and len(set(sizes)) == 1:
         return f"{sizes[0]}^2"
+    if row["op"] == "gemm_batched":
+        return f"{sizes[0]}^3 x{count(sizes[1])}"
     return "x".join(count(s) for s in sizes)
 
 

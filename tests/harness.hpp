@@ -73,6 +73,7 @@ inline const char *op_name(int op) {
         case GPK_OP_REDUCE: return "reduce";
         case GPK_OP_TRANSPOSE: return "transpose";
         case GPK_OP_PI: return "pi";
+        case GPK_OP_GEMM_BATCHED: return "gemm_batched";
         default: return "?";
     }
 }

@@ -12,7 +12,7 @@ const gpk_status kStatuses[] = {GPK_SUCCESS,          GPK_ERROR_INVALID_ARGUMENT
                                 GPK_ERROR_NO_DEVICE,  GPK_ERROR_OUT_OF_MEMORY,    GPK_ERROR_NOT_SUPPORTED,
                                 GPK_ERROR_CUDA,       GPK_ERROR_CUBLAS,           GPK_ERROR_CURAND,
                                 GPK_ERROR_VALIDATION, GPK_ERROR_INTERNAL};
-const int kOps[] = {GPK_OP_GEMM, GPK_OP_REDUCE, GPK_OP_TRANSPOSE, GPK_OP_PI};
+const int kOps[] = {GPK_OP_GEMM, GPK_OP_REDUCE, GPK_OP_TRANSPOSE, GPK_OP_PI, GPK_OP_GEMM_BATCHED};
 
 void version(Suite &suite) {
     Case c(suite, "gpk_version");
@@ -117,7 +117,7 @@ void variants(Suite &suite) {
         c.expect(gpk_set_variant(ctx, op, "auto"), GPK_SUCCESS, "gpk_set_variant(\"auto\")");
     }
     Case c(suite, "gpk_variant_name unknown op");
-    for (int op : {-1, 4, 7})
+    for (int op : {-1, 5, 7})
         if (gpk_variant_name(ctx, op, 0) != nullptr) c.fail("gpk_variant_name(op %d) is not NULL", op);
 }
 
@@ -229,6 +229,34 @@ void small_calls(Case &c, gpk_context *ctx, bool gemm_f64 = false, const std::st
     if (r.samples != 100000) c.fail("pi samples %" PRIu64, r.samples);
 }
 
+// Three 2 x 2 products of host arrays, F32 and F64, under the variant selected; a
+// rung that does not take a dtype says so naming itself. Validation mode compares
+// each product with its checker.
+void small_batched(Case &c, gpk_context *ctx, const std::string &variant) {
+    for (int dtype : {GPK_F32, GPK_F64}) {
+        double a[12], b[12], cm[12], want[12];
+        float af[12], bf[12], cf[12];
+        for (int i = 0; i < 12; ++i) a[i] = af[i] = static_cast<float>(i + 1), b[i] = bf[i] = static_cast<float>(12 - i) / 4;
+        for (int p = 0; p < 3; ++p)
+            for (int j = 0; j < 2; ++j)
+                for (int i = 0; i < 2; ++i)
+                    want[4 * p + i + 2 * j] = a[4 * p + i] * b[4 * p + 2 * j] + a[4 * p + i + 2] * b[4 * p + 2 * j + 1];
+        const gpk_status st =
+            dtype == GPK_F64
+                ? gpk_gemm_strided_batched(ctx, dtype, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, 2, 2, 2, 1.0, a, 2, 4,
+                                           b, 2, 4, 0.0, cm, 2, 4, 3)
+                : gpk_gemm_strided_batched(ctx, dtype, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, 2, 2, 2, 1.0, af, 2, 4,
+                                           bf, 2, 4, 0.0, cf, 2, 4, 3);
+        if (st == GPK_ERROR_NOT_SUPPORTED && variant != "auto" && std::strstr(gpk_last_error(ctx), variant.c_str()))
+            continue;
+        if (!c.expect(st, GPK_SUCCESS, "gpk_gemm_strided_batched")) continue;
+        for (int i = 0; i < 12; ++i) {
+            const double got = dtype == GPK_F64 ? cm[i] : cf[i];
+            if (got != want[i]) c.fail("%s batched C element %d = %g, expected %g", dtype == GPK_F64 ? "F64" : "F32", i, got, want[i]);
+        }
+    }
+}
+
 void settings(Suite &suite) {
     gpk_context *ctx = suite.ctx();
     {
@@ -262,6 +290,7 @@ void settings(Suite &suite) {
                                       gpk_gemm(ctx, GPK_F32, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, 0, 0, 0, 1.0,
                                                nullptr, 1, nullptr, 1, 0.0, nullptr, 1) == GPK_ERROR_NOT_SUPPORTED;
                 small_calls(v, ctx, f64_only, op == GPK_OP_TRANSPOSE ? variant : "auto");
+                if (op == GPK_OP_GEMM_BATCHED) small_batched(v, ctx, variant);
                 gpk_set_variant(ctx, op, nullptr);
             }
         }

@@ -166,7 +166,7 @@ void context_rules(Suite &suite, Checker &check) {
 
 void variant_rules(Checker &check, gpk_context *ctx, const std::string &tag) {
     int value = 12345;
-    for (int op : {7, -1, 4, 100}) {
+    for (int op : {7, -1, 5, 100}) {
         check.expect(format("%s gpk_variant_count op=%d", tag.c_str(), op), ctx, GPK_ERROR_INVALID_ARGUMENT, {"op"},
                      {{&value, sizeof value}}, [&] { return gpk_variant_count(ctx, op, &value); });
         check.expect(format("%s gpk_set_variant op=%d", tag.c_str(), op), ctx, GPK_ERROR_INVALID_ARGUMENT, {"op"}, {},
@@ -174,7 +174,7 @@ void variant_rules(Checker &check, gpk_context *ctx, const std::string &tag) {
     }
     check.expect(tag + " gpk_variant_count count=NULL", ctx, GPK_ERROR_INVALID_ARGUMENT, {"count"}, {},
                  [&] { return gpk_variant_count(ctx, GPK_OP_REDUCE, nullptr); });
-    for (int op : {GPK_OP_GEMM, GPK_OP_REDUCE, GPK_OP_TRANSPOSE, GPK_OP_PI})
+    for (int op : std::initializer_list<int>{GPK_OP_GEMM, GPK_OP_REDUCE, GPK_OP_TRANSPOSE, GPK_OP_PI, GPK_OP_GEMM_BATCHED})
         for (const char *name : {"no-such-variant", "", "AUTO", "auto "})
             check.expect(format("%s gpk_set_variant op=%d name=\"%s\"", tag.c_str(), op, name), ctx,
                          GPK_ERROR_INVALID_ARGUMENT, {"name", "variant", name}, {},
@@ -626,6 +626,142 @@ void staging_rules(Checker &check, gpk_context *ctx, const std::string &tag) {
 
 }  // namespace
 
+// gpk_gemm_strided_batched: gemm's rules for one product, then the batch's (strides,
+// batch_count, C matrices overlapping one another or an input, spans past 2^63 bytes),
+// each naming the parameter; nothing written on any of them.
+void gemm_batched_rules(Checker &check, gpk_context *ctx, const std::string &tag, void *device_buffer) {
+    // Column-major 4 x 5 C from 4 x 3 A and 3 x 5 B, three products packed.
+    const int64_t m = 4, n = 5, k = 3, batch = 3;
+    std::vector<double> a(512, 0.5), b(512, 0.25), c(512, 7.0);
+    struct Call {
+        int dtype = GPK_F64, layout = GPK_COL_MAJOR, transa = GPK_NO_TRANS, transb = GPK_NO_TRANS;
+        int64_t m, n, k, lda, sa, ldb, sb, ldc, sc, batch;
+        const void *A, *B;
+        void *C;
+    };
+    const Call base{GPK_F64, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, m, n, k, m, m * k, k, k * n, m, m * n, batch,
+                    a.data(), b.data(), c.data()};
+    auto run = [&](const Call &q) {
+        return [&, q] {
+            return gpk_gemm_strided_batched(ctx, q.dtype, q.layout, q.transa, q.transb, q.m, q.n, q.k, 1.0, q.A, q.lda,
+                                            q.sa, q.B, q.ldb, q.sb, 0.0, q.C, q.ldc, q.sc, q.batch);
+        };
+    };
+    auto outputs = [&] { return std::vector<Region>{{c.data(), c.size() * sizeof(double)}, {a.data(), a.size() * sizeof(double)},
+                                                    {b.data(), b.size() * sizeof(double)}}; };
+    auto bad = [&](const char *what, const Call &q, std::vector<std::string> words,
+                   gpk_status want = GPK_ERROR_INVALID_ARGUMENT) {
+        check.expect(tag + " gpk_gemm_strided_batched " + what, ctx, want, std::move(words), outputs(), run(q));
+    };
+    // The valid call and its boundaries: stride 0 for A or B, stride_c exactly one C,
+    // batch_count 0 (quick return, NULL arrays allowed), 1 with any stride_c.
+    check.expect_ok(tag + " gpk_gemm_strided_batched valid", ctx, run(base));
+    {
+        Call q = base;
+        q.sa = 0;
+        check.expect_ok(tag + " gpk_gemm_strided_batched stride_a=0", ctx, run(q));
+        q = base;
+        q.sb = 0;
+        check.expect_ok(tag + " gpk_gemm_strided_batched stride_b=0", ctx, run(q));
+        q = base;
+        q.batch = 0;
+        q.A = q.B = nullptr;
+        q.C = nullptr;
+        q.sc = 0;
+        check.expect_ok(tag + " gpk_gemm_strided_batched batch_count=0 NULL arrays", ctx, run(q));
+        q = base;
+        q.batch = 1;
+        q.sc = 0;
+        check.expect_ok(tag + " gpk_gemm_strided_batched batch_count=1 stride_c=0", ctx, run(q));
+    }
+    // gemm's own rules.
+    {
+        Call q = base;
+        q.dtype = 9;
+        bad("dtype=9", q, {"dtype"});
+        q = base;
+        q.dtype = GPK_I32;
+        bad("dtype=I32", q, {"dtype"}, GPK_ERROR_NOT_SUPPORTED);
+        q = base;
+        q.layout = 7;
+        bad("layout=7", q, {"layout"});
+        q = base;
+        q.transb = 0;
+        bad("transb=0", q, {"transb"});
+        q = base;
+        q.m = -1;
+        bad("m=-1", q, {"m"});
+        q = base;
+        q.lda = m - 1;
+        bad("lda < m", q, {"lda"});
+        q = base;
+        q.ldc = m - 1;
+        bad("ldc < m", q, {"ldc"});
+        q = base;
+        q.A = nullptr;
+        bad("A=NULL", q, {"A"});
+        q = base;
+        q.C = nullptr;
+        bad("C=NULL", q, {"C"});
+    }
+    // The batch's rules.
+    {
+        Call q = base;
+        q.sa = -1;
+        bad("stride_a=-1", q, {"stride_a"});
+        q = base;
+        q.sb = -12;
+        bad("stride_b=-12", q, {"stride_b"});
+        q = base;
+        q.sc = -20;
+        bad("stride_c=-20", q, {"stride_c"});
+        q = base;
+        q.batch = -1;
+        bad("batch_count=-1", q, {"batch_count"});
+        q = base;
+        q.sc = m * n - 1;
+        bad("stride_c one short of a C matrix", q, {"stride_c"});
+        q = base;
+        q.sc = 0;
+        bad("stride_c=0 with batch_count 3", q, {"stride_c"});
+        q = base;
+        q.ldc = m + 2;
+        q.sc = (n - 1) * (m + 2) + m - 1;  // one element short of the span with padded ldc
+        bad("stride_c one short of a padded C matrix", q, {"stride_c"});
+        // C of the last product reaching into A's last matrix.
+        q = base;
+        q.C = c.data();
+        q.A = c.data() + 2 * q.sc + 3;
+        bad("A overlapping the last C matrix", q, {"A", "C"});
+        q = base;
+        q.B = c.data() + q.sc + 1;
+        q.sb = 0;
+        bad("shared B inside the second C matrix", q, {"B", "C"});
+        q = base;
+        q.C = b.data() + 2 * q.sb + 2;  // past B's first matrix but inside the batch of Bs
+        bad("C overlapping the batch of B matrices", q, {"B", "C"});
+        // Spans past 2^63 bytes: a stride times batch_count that overflows.
+        q = base;
+        q.sa = INT64_MAX / 2;
+        bad("stride_a * batch_count overflowing", q, {"stride_a"});
+        q = base;
+        q.sb = INT64_MAX / 3;
+        bad("stride_b * batch_count overflowing", q, {"stride_b"});
+        q = base;
+        q.sc = INT64_MAX / 4;
+        bad("stride_c * batch_count past 2^63 bytes", q, {"stride_c"});
+        q = base;
+        q.batch = INT64_MAX;
+        bad("batch_count=2^63-1", q, {"stride_a", "stride_b", "stride_c", "batch_count"});
+    }
+    if (device_buffer != nullptr) {
+        Call q = base;
+        q.batch = 1;
+        q.C = device_buffer;
+        bad("C in device memory on the host backend", q, {"C"});
+    }
+}
+
 int main(int argc, char **argv) {
     Suite suite("test_errors", argc, argv);
     Checker check(suite);
@@ -646,6 +782,7 @@ int main(int argc, char **argv) {
     if (host) context_rules(suite, check);
     variant_rules(check, ctx, tag);
     for (int dtype : std::initializer_list<int>{GPK_F64, GPK_F16, GPK_BF16}) gemm_rules(check, ctx, tag, device_buffer, dtype);
+    gemm_batched_rules(check, ctx, tag, device_buffer);
     math_mode_rules(suite, check, ctx, tag);
     dtype16_support_rules(suite, check, ctx, tag);
     reduce_rules(check, ctx, tag, device_buffer);
@@ -655,7 +792,7 @@ int main(int argc, char **argv) {
     staging_rules(check, ctx, tag);
 
     // Every variant must apply the same rules: repeat a few with each selected.
-    for (int op : {GPK_OP_GEMM, GPK_OP_REDUCE, GPK_OP_TRANSPOSE}) {
+    for (int op : std::initializer_list<int>{GPK_OP_GEMM, GPK_OP_REDUCE, GPK_OP_TRANSPOSE, GPK_OP_GEMM_BATCHED}) {
         for (const std::string &variant : suite.variants(op)) {
             if (gpk_set_variant(ctx, op, variant.c_str()) != GPK_SUCCESS) continue;  // test_api's concern
             const std::string vtag = tag + " variant=" + variant;
@@ -667,6 +804,13 @@ int main(int argc, char **argv) {
                              {{c.data(), c.size() * sizeof(double)}}, [&] {
                                  return gpk_gemm(ctx, GPK_F64, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, 4, 4, 4, 1.0,
                                                  a.data(), 1, a.data(), 4, 0.0, c.data(), 4);
+                             });
+            if (op == GPK_OP_GEMM_BATCHED)
+                check.expect(vtag + " gpk_gemm_strided_batched stride_c=8 < 16", ctx, GPK_ERROR_INVALID_ARGUMENT,
+                             {"stride_c"}, {{c.data(), c.size() * sizeof(double)}}, [&] {
+                                 return gpk_gemm_strided_batched(ctx, GPK_F64, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS,
+                                                                 4, 4, 4, 1.0, a.data(), 4, 0, a.data(), 4, 16, 0.0,
+                                                                 c.data(), 4, 8, 2);
                              });
             if (op == GPK_OP_REDUCE)
                 check.expect(vtag + " gpk_reduce MAX n=0", ctx, GPK_ERROR_INVALID_ARGUMENT, {"n"},

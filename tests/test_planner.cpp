@@ -612,6 +612,75 @@ void reduce_invariants(Suite &suite) {
     }
 }
 
+// Batched gemm: chunks of whole products. By hand: 4 KiB products in 32 MiB chunks;
+// a shared A counted once; a budget that halves the chunk; one product too large.
+// Then invariants: every product in exactly one chunk, in order, chunks within the
+// lane's bytes, the plan within the budget or reported with a need above it.
+void gemm_batched_plans(Suite &suite) {
+    {
+        Case c(suite, "planner gemm_batched by hand: default chunk");
+        const plan::GemmBatchedProblem g{100000, 1 * KiB, 1 * KiB, 2 * KiB, false, false};
+        const plan::GemmBatchedPlan p = plan::plan_gemm_batched(g, settings(4), 1 * GiB);
+        expect_eq(c, "fits", p.fits, true);
+        expect_eq(c, "per_chunk", p.per_chunk, int64_t(plan::kDefaultChunkBytes / (4 * KiB)));
+        expect_eq(c, "chunks", p.chunks(), plan::ceil_div(100000, p.per_chunk));
+        expect_eq(c, "needs.shared", p.needs.shared, size_t{0});
+        expect_eq(c, "needs.lane_device", p.needs.lane_device, plan::kDefaultChunkBytes);
+        const plan::GemmBatchedChunk last = p.chunk(p.chunks() - 1, g);
+        expect_eq(c, "last chunk ends at the batch", last.first + last.count, int64_t(100000));
+    }
+    {
+        Case c(suite, "planner gemm_batched by hand: shared A copied once");
+        const plan::GemmBatchedProblem g{64, 1000, 512, 512, true, false};
+        const plan::GemmBatchedPlan p = plan::plan_gemm_batched(g, settings(1, 4 * KiB), 1 * GiB);
+        expect_eq(c, "per_chunk", p.per_chunk, int64_t(4));  // 4 KiB over 1 KiB per product
+        expect_eq(c, "needs.shared", p.needs.shared, plan::align_up(1000));
+        expect_eq(c, "needs.lane_device", p.needs.lane_device, size_t{2 * 2048});
+    }
+    {
+        Case c(suite, "planner gemm_batched by hand: the budget halves the chunk");
+        const plan::GemmBatchedProblem g{1000, 256, 256, 512, false, false};
+        const plan::GemmBatchedPlan p = plan::plan_gemm_batched(g, settings(1, 1 * MiB), 100 * KiB);
+        expect_eq(c, "fits", p.fits, true);
+        if (p.needs.device() > 100 * KiB) c.fail("needs %zu bytes over a budget of %zu", p.needs.device(), 100 * KiB);
+        expect_eq(c, "per_chunk", p.per_chunk, int64_t(63));  // the batch of 1000 halved, rounding up, to 63 KiB
+    }
+    {
+        Case c(suite, "planner gemm_batched by hand: one product beyond the budget");
+        const plan::GemmBatchedProblem g{3, 1 * MiB, 1 * MiB, 1 * MiB, false, false};
+        const plan::GemmBatchedPlan p = plan::plan_gemm_batched(g, settings(1), 2 * MiB);
+        expect_eq(c, "fits", p.fits, false);
+        expect_eq(c, "per_chunk", p.per_chunk, int64_t(1));
+        if (!(p.shortfall.need > 2 * MiB)) c.fail("shortfall %zu is not above the budget", p.shortfall.need);
+    }
+    Rng rng(0xBA7C);
+    Case c(suite, "planner gemm_batched invariants");
+    for (int trial = 0; trial < 2000 && !c.failed(); ++trial) {
+        const bool shared_a = rng.range(0, 3) == 0, shared_b = rng.range(0, 3) == 0;
+        const plan::GemmBatchedProblem g{rng.range(1, 1 << 20), size_t(rng.range(0, 1 << 16)), size_t(rng.range(0, 1 << 16)),
+                                         size_t(rng.range(1, 1 << 16)), shared_a, shared_b};
+        const size_t chunk_bytes = rng.range(0, 1) ? 0 : size_t(rng.range(1, 1 << 26));
+        const size_t budget = size_t(rng.range(1 << 16, 1 << 30));
+        const plan::GemmBatchedPlan p = plan::plan_gemm_batched(g, settings(int(rng.range(1, 16)), chunk_bytes), budget);
+        if (p.fits != (p.needs.device() <= budget)) c.fail("trial %d: fits says %d for %zu bytes over %zu", trial, p.fits, p.needs.device(), budget);
+        if (!p.fits && !(p.per_chunk == 1 && p.shortfall.need > budget)) c.fail("trial %d: a refused plan is not one product over the budget", trial);
+        int64_t next = 0;
+        for (int64_t i = 0; i < p.chunks(); ++i) {
+            const plan::GemmBatchedChunk k = p.chunk(i, g);
+            if (k.first != next || k.count < 1 || k.count > p.per_chunk) {
+                c.fail("trial %d: chunk %lld is [%lld, +%lld), expected to start at %lld", trial, (long long)i,
+                       (long long)k.first, (long long)k.count, (long long)next);
+                break;
+            }
+            const auto n = size_t(k.count);
+            const size_t lane = (g.shared_a ? 0 : g.a * n) + (g.shared_b ? 0 : g.b * n) + g.c * n;
+            if (lane > p.needs.lane_device) c.fail("trial %d: chunk %lld needs %zu lane bytes of %zu", trial, (long long)i, lane, p.needs.lane_device);
+            next += k.count;
+        }
+        if (next != g.batch) c.fail("trial %d: chunks cover %lld of %lld products", trial, (long long)next, (long long)g.batch);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -623,5 +692,6 @@ int main(int argc, char **argv) {
     gemm_invariants(suite);
     transpose_invariants(suite);
     reduce_invariants(suite);
+    gemm_batched_plans(suite);
     return suite.finish();
 }

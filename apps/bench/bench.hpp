@@ -214,6 +214,8 @@ struct GemmSettings {
 };
 std::unique_ptr<Case> make_gemm_case(const Env &env, int dtype, int64_t m, int64_t n, int64_t k,
                                      const GemmSettings &settings = {});
+// Square n x n x n products, as many as fill about operand_bytes per operand.
+std::unique_ptr<Case> make_gemm_batched_case(const Env &env, int dtype, int64_t n, size_t operand_bytes);
 std::unique_ptr<Case> make_reduce_case(const Env &env, int dtype, int64_t n);
 std::unique_ptr<Case> make_transpose_case(const Env &env, int dtype, int64_t rows, int64_t cols);
 std::unique_ptr<Case> make_pi_case(const Env &env, uint64_t samples, uint64_t seed);

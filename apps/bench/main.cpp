@@ -34,7 +34,11 @@ struct Spec {
     std::vector<uint64_t> dims;
 };
 
-const char *const kOpNames[] = {"gemm", "reduce", "transpose", "pi"};
+const char *const kOpNames[] = {"gemm", "reduce", "transpose", "pi", "gemm_batched"};
+constexpr int kOpCount = sizeof kOpNames / sizeof kOpNames[0];
+// gemm_batched's batch fills about this much per operand (A, B and C each), small
+// runs a sixty-fourth of it.
+constexpr size_t kBatchedOperandBytes = size_t(1) << 30;
 
 // The headline set of PERF.md: sizes that fill the chip, plus the small ones
 // where launch overhead shows. With --memory pinned, one size per op, of a GiB
@@ -47,6 +51,7 @@ std::vector<Spec> default_specs(int op, bool quick, bool pinned) {
             case GPK_OP_GEMM: return {{op, GPK_F32, {quick ? 256u : 4096u}}};
             case GPK_OP_REDUCE: return {{op, GPK_F32, {quick ? p20 : p28}}};
             case GPK_OP_TRANSPOSE: return {{op, GPK_F32, {quick ? 1024u : 16384u}}};
+            case GPK_OP_GEMM_BATCHED: return {{op, GPK_F32, {quick ? 8u : 16u}}};
             default: return {};  // pi has no arrays
         }
     }
@@ -60,6 +65,15 @@ std::vector<Spec> default_specs(int op, bool quick, bool pinned) {
         case GPK_OP_TRANSPOSE:
             if (quick) return {{op, GPK_F32, {1024}}, {op, GPK_F64, {1024}}};
             return {{op, GPK_F32, {8192}}, {op, GPK_F32, {16384}}, {op, GPK_F64, {8192}}};
+        case GPK_OP_GEMM_BATCHED: {
+            // Square products from 4 to 512: memory-bound up to a few dozen, then
+            // compute-bound; the ladder's rungs each own part of the range.
+            if (quick) return {{op, GPK_F32, {4}}, {op, GPK_F32, {64}}, {op, GPK_F64, {16}}};
+            std::vector<Spec> specs;
+            for (int dtype : {GPK_F32, GPK_F64})
+                for (uint64_t n : {4u, 8u, 16u, 32u, 64u, 128u, 256u, 512u}) specs.push_back({op, dtype, {n}});
+            return specs;
+        }
         default:
             return {{op, -1, {quick ? p22 : uint64_t(1) << 32}}};
     }
@@ -87,15 +101,16 @@ const std::vector<std::vector<uint64_t>> kTensorCoreShapes = {{1024}, {4096}, {8
 
 void usage(std::FILE *to) {
     std::fprintf(to,
-                 "usage: %s [--op gemm|reduce|transpose|pi|all] [--size S[,S...]] [--dtype f32|f64|i32|i64[,...]]\n"
+                 "usage: %s [--op gemm|reduce|transpose|pi|gemm_batched|all] [--size S[,S...]] [--dtype f32|f64|i32|i64[,...]]\n"
                  "                 [--variant NAME[,NAME...]] [--memory device|pinned] [--repeat R] [--json FILE]\n"
                  "                 [--quick] [--backend auto|cuda|host] [--device N] [--list]\n"
                  "                 [--math default|tf32] [--ld tight|odd]\n"
                  "  --op       ops to run, comma-separated (default all; reduce,transpose with --memory pinned)\n"
-                 "  --size     gemm: N or MxNxK; reduce: N; transpose: N or ROWSxCOLS; pi: samples.\n"
+                 "  --size     gemm: N or MxNxK; reduce: N; transpose: N or ROWSxCOLS; pi: samples;\n"
+                 "             gemm_batched: N (N x N x N products, the batch filling about 1 GiB per operand).\n"
                  "             Counts may be written 4096, 2^28 or 1e8. Default: the headline set\n"
                  "             (gemm 1024^3 and 4096^3; reduce 2^22 and 2^28; transpose 8192^2 and\n"
-                 "             16384^2 (f64: 8192^2); pi 2^32 samples)\n"
+                 "             16384^2 (f64: 8192^2); pi 2^32 samples; gemm_batched f32 and f64, 4 to 512)\n"
                  "  --dtype    element types, comma-separated: f32, f64, i32, i64, f16, bf16 (default: gemm\n"
                  "             f32,f64; reduce f32,i32; transpose f32,f64); pi has none. gemm of f16 or bf16\n"
                  "             without --size runs 1024^3, 4096^3, 8192^3, 8192x8192x256 and 4097^3\n"
@@ -128,7 +143,7 @@ void usage(std::FILE *to) {
 }
 
 int parse_op(const std::string &name) {
-    for (int op = 0; op < 4; ++op)
+    for (int op = 0; op < kOpCount; ++op)
         if (name == kOpNames[op]) return op;
     return -1;
 }
@@ -154,11 +169,11 @@ int parse(int argc, char **argv, Options *opt) {
             if (missing) return bad("--op needs a value");
             for (const std::string &name : gpk_app::split(value, ',')) {
                 if (name == "all") {
-                    opt->ops = {GPK_OP_GEMM, GPK_OP_REDUCE, GPK_OP_TRANSPOSE, GPK_OP_PI};
+                    opt->ops = {GPK_OP_GEMM, GPK_OP_REDUCE, GPK_OP_TRANSPOSE, GPK_OP_PI, GPK_OP_GEMM_BATCHED};
                     continue;
                 }
                 const int op = parse_op(name);
-                if (op < 0) return bad("unknown op '" + name + "' (gemm, reduce, transpose, pi or all)");
+                if (op < 0) return bad("unknown op '" + name + "' (gemm, reduce, transpose, pi, gemm_batched or all)");
                 opt->ops.push_back(op);
             }
         } else if (gpk_app::take_option(argc, argv, &i, "--size", &value, &missing)) {
@@ -209,7 +224,7 @@ int parse(int argc, char **argv, Options *opt) {
         if (opt->pinned)
             opt->ops = {GPK_OP_REDUCE, GPK_OP_TRANSPOSE};
         else
-            opt->ops = {GPK_OP_GEMM, GPK_OP_REDUCE, GPK_OP_TRANSPOSE, GPK_OP_PI};
+            opt->ops = {GPK_OP_GEMM, GPK_OP_REDUCE, GPK_OP_TRANSPOSE, GPK_OP_PI, GPK_OP_GEMM_BATCHED};
     }
     if (opt->pinned) {
         const auto pi = std::find(opt->ops.begin(), opt->ops.end(), GPK_OP_PI);
@@ -252,7 +267,7 @@ bool plan(const Options &opt, bool small, std::vector<Spec> *specs) {
         if (!opt.dtypes.empty() && op != GPK_OP_PI) {
             dtypes.clear();
             for (int dtype : opt.dtypes) {
-                if (op == GPK_OP_GEMM && (dtype == GPK_I32 || dtype == GPK_I64)) {
+                if ((op == GPK_OP_GEMM || op == GPK_OP_GEMM_BATCHED) && (dtype == GPK_I32 || dtype == GPK_I64)) {
                     std::printf("%s: gemm is floating point only; skipping %s\n", kProg, gpk_app::dtype_name(dtype));
                     continue;
                 }
@@ -280,7 +295,7 @@ bool plan(const Options &opt, bool small, std::vector<Spec> *specs) {
     return true;
 }
 
-std::unique_ptr<Case> make_case(const Env &env, const Spec &s, const GemmSettings &gemm) {
+std::unique_ptr<Case> make_case(const Env &env, const Spec &s, const GemmSettings &gemm, bool small) {
     const auto dim = [&](size_t i) { return static_cast<int64_t>(s.dims[std::min(i, s.dims.size() - 1)]); };
     switch (s.op) {
         case GPK_OP_GEMM:
@@ -288,12 +303,14 @@ std::unique_ptr<Case> make_case(const Env &env, const Spec &s, const GemmSetting
                                       : make_gemm_case(env, s.dtype, dim(0), dim(1), dim(2), gemm);
         case GPK_OP_REDUCE: return make_reduce_case(env, s.dtype, dim(0));
         case GPK_OP_TRANSPOSE: return make_transpose_case(env, s.dtype, dim(0), dim(1));
+        case GPK_OP_GEMM_BATCHED:
+            return make_gemm_batched_case(env, s.dtype, dim(0), small ? kBatchedOperandBytes / 64 : kBatchedOperandBytes);
         default: return make_pi_case(env, s.dims[0], kPiSeed);
     }
 }
 
 void list_variants(const Env &env) {
-    for (int op = 0; op < 4; ++op) {
+    for (int op = 0; op < kOpCount; ++op) {
         int count = 0;
         gpk_variant_count(env.ctx, op, &count);
         std::printf("%-10s", kOpNames[op]);
@@ -373,7 +390,7 @@ int main(int argc, char **argv) {
         for (const Spec &spec : specs) {
             std::unique_ptr<Case> c;
             try {
-                c = make_case(*env, spec, opt.gemm);
+                c = make_case(*env, spec, opt.gemm, small);
             } catch (const Error &e) {
                 std::fprintf(stderr, "%s: %s\n", kProg, e.what());
                 ++failed;

@@ -25,6 +25,12 @@
 !> argument (GPK_F16 or GPK_BF16), e.g. gpk_gemm(ctx, GPK_BF16, A, B, C); a 16-bit
 !> reduce writes a real(c_float). gpk_set_math_mode / gpk_get_math_mode bind as is.
 !>
+!> gpk_gemm_strided_batched is generic too: its C-shaped specific
+!> gpk_gemm_strided_batched_c, and array forms on rank-3 real(c_float) /
+!> real(c_double) arrays A(:, :, b), B(:, :, b), C(:, :, b), product b in the last
+!> dimension (column-major, so each product is packed and the stride is one
+!> matrix); an A or B whose last extent is 1 is shared by every product (stride 0).
+!>
 !> The C API's uint64_t arguments (gpk_pi's samples and seed, gpk_pi_range's
 !> first_sample and count, and the fields of gpk_pi_result and gpk_stage_event) are
 !> integer(c_int64_t) here: the same bits, read as signed. The array forms' default
@@ -34,7 +40,7 @@
 module gpk
   use, intrinsic :: iso_c_binding
   implicit none
-  private :: c_string, report, fail, negative, gemm_sizes, transpose_any, strlen
+  private :: c_string, report, fail, negative, gemm_sizes, batch_sizes, transpose_any, strlen
 
   ! ---------------------------------------------------------------- constants --
 
@@ -82,6 +88,7 @@ module gpk
   integer(c_int), parameter :: GPK_OP_REDUCE = 1
   integer(c_int), parameter :: GPK_OP_TRANSPOSE = 2
   integer(c_int), parameter :: GPK_OP_PI = 3
+  integer(c_int), parameter :: GPK_OP_GEMM_BATCHED = 4
 
   integer(c_int), parameter :: GPK_STAGE_COPY_IN = 0
   integer(c_int), parameter :: GPK_STAGE_COMPUTE = 1
@@ -243,6 +250,27 @@ module gpk
     module procedure gpk_gemm_f32, gpk_gemm_f64
     module procedure gpk_gemm_16bit
   end interface gpk_gemm
+
+  interface gpk_gemm_strided_batched
+    function gpk_gemm_strided_batched_c(ctx, dtype, layout, transa, transb, m, n, k, alpha, A, lda, stride_a, &
+                                        B, ldb, stride_b, beta, C, ldc, stride_c, batch_count) &
+        bind(c, name='gpk_gemm_strided_batched') result(status)
+      import :: c_int, c_int64_t, c_double, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: dtype, layout, transa, transb
+      integer(c_int64_t), value :: m, n, k
+      real(c_double), value :: alpha
+      type(c_ptr), value :: A
+      integer(c_int64_t), value :: lda, stride_a
+      type(c_ptr), value :: B
+      integer(c_int64_t), value :: ldb, stride_b
+      real(c_double), value :: beta
+      type(c_ptr), value :: C
+      integer(c_int64_t), value :: ldc, stride_c, batch_count
+      integer(c_int) :: status
+    end function gpk_gemm_strided_batched_c
+    module procedure gpk_gemm_batched_f32, gpk_gemm_batched_f64
+  end interface gpk_gemm_strided_batched
 
   interface gpk_reduce
     function gpk_reduce_c(ctx, dtype, op, x, n, res) bind(c, name='gpk_reduce') result(status)
@@ -517,6 +545,117 @@ contains
                         be, pc, max(1_c_int64_t, size(C, 1, kind=c_int64_t)))
     call report(ctx, status, errmsg)
   end function gpk_gemm_f64
+
+  ! ------------------------------------------------------------ batched gemm ---
+
+  !> The shape rules of one product (gemm_sizes) and of the batch: C's last extent
+  !> is the batch count, A's and B's are either that or 1 (shared, stride 0).
+  function batch_sizes(shape_a, shape_b, shape_c, transa, transb, m, n, k, sa, sb, errmsg) result(status)
+    integer(c_int64_t), intent(in) :: shape_a(3), shape_b(3), shape_c(3)
+    integer(c_int), intent(in) :: transa, transb
+    integer(c_int64_t), intent(out) :: m, n, k, sa, sb
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    character(len=160) :: message
+
+    sa = 0
+    sb = 0
+    status = gemm_sizes(shape_a(1:2), shape_b(1:2), shape_c(1:2), transa, transb, m, n, k, errmsg)
+    if (status /= GPK_SUCCESS) return
+    if (shape_a(3) /= shape_c(3) .and. shape_a(3) /= 1) then
+      write (message, '(a,i0,a,i0,a)') 'gpk_gemm_strided_batched: A holds ', shape_a(3), &
+        ' matrices but C holds ', shape_c(3), ' (batch_count); A may hold 1 (shared)'
+      status = fail(trim(message), errmsg)
+    else if (shape_b(3) /= shape_c(3) .and. shape_b(3) /= 1) then
+      write (message, '(a,i0,a,i0,a)') 'gpk_gemm_strided_batched: B holds ', shape_b(3), &
+        ' matrices but C holds ', shape_c(3), ' (batch_count); B may hold 1 (shared)'
+      status = fail(trim(message), errmsg)
+    end if
+    if (status /= GPK_SUCCESS) return
+    if (shape_a(3) /= 1 .or. shape_c(3) == 1) sa = shape_a(1) * shape_a(2)
+    if (shape_b(3) /= 1 .or. shape_c(3) == 1) sb = shape_b(1) * shape_b(2)
+  end function batch_sizes
+
+  !> C(:, :, b) = alpha * op(A(:, :, b)) * op(B(:, :, b)) + beta * C(:, :, b) for
+  !> every b; alpha defaults to 1, beta to 0 (C not read), transa/transb to
+  !> GPK_NO_TRANS. A or B with a last extent of 1 is shared by every product.
+  function gpk_gemm_batched_f32(ctx, A, B, C, alpha, beta, transa, transb, errmsg) result(status)
+    type(c_ptr), intent(in) :: ctx
+    real(c_float), intent(in), target, contiguous :: A(:, :, :), B(:, :, :)
+    real(c_float), intent(inout), target, contiguous :: C(:, :, :)
+    real(c_float), intent(in), optional :: alpha, beta
+    integer(c_int), intent(in), optional :: transa, transb
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    real(c_double) :: al, be
+    integer(c_int) :: ta, tb
+    integer(c_int64_t) :: m, n, k, sa, sb
+    type(c_ptr) :: pa, pb, pc
+
+    al = 1
+    be = 0
+    ta = GPK_NO_TRANS
+    tb = GPK_NO_TRANS
+    if (present(alpha)) al = alpha
+    if (present(beta)) be = beta
+    if (present(transa)) ta = transa
+    if (present(transb)) tb = transb
+    status = batch_sizes(shape(A, kind=c_int64_t), shape(B, kind=c_int64_t), shape(C, kind=c_int64_t), &
+                         ta, tb, m, n, k, sa, sb, errmsg)
+    if (status /= GPK_SUCCESS) return
+    pa = c_null_ptr
+    pb = c_null_ptr
+    pc = c_null_ptr
+    if (size(A) > 0) pa = c_loc(A)
+    if (size(B) > 0) pb = c_loc(B)
+    if (size(C) > 0) pc = c_loc(C)
+    status = gpk_gemm_strided_batched_c(ctx, GPK_F32, GPK_COL_MAJOR, ta, tb, m, n, k, al, &
+                                        pa, max(1_c_int64_t, size(A, 1, kind=c_int64_t)), sa, &
+                                        pb, max(1_c_int64_t, size(B, 1, kind=c_int64_t)), sb, &
+                                        be, pc, max(1_c_int64_t, size(C, 1, kind=c_int64_t)), &
+                                        size(C, 1, kind=c_int64_t) * size(C, 2, kind=c_int64_t), &
+                                        size(C, 3, kind=c_int64_t))
+    call report(ctx, status, errmsg)
+  end function gpk_gemm_batched_f32
+
+  function gpk_gemm_batched_f64(ctx, A, B, C, alpha, beta, transa, transb, errmsg) result(status)
+    type(c_ptr), intent(in) :: ctx
+    real(c_double), intent(in), target, contiguous :: A(:, :, :), B(:, :, :)
+    real(c_double), intent(inout), target, contiguous :: C(:, :, :)
+    real(c_double), intent(in), optional :: alpha, beta
+    integer(c_int), intent(in), optional :: transa, transb
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    real(c_double) :: al, be
+    integer(c_int) :: ta, tb
+    integer(c_int64_t) :: m, n, k, sa, sb
+    type(c_ptr) :: pa, pb, pc
+
+    al = 1
+    be = 0
+    ta = GPK_NO_TRANS
+    tb = GPK_NO_TRANS
+    if (present(alpha)) al = alpha
+    if (present(beta)) be = beta
+    if (present(transa)) ta = transa
+    if (present(transb)) tb = transb
+    status = batch_sizes(shape(A, kind=c_int64_t), shape(B, kind=c_int64_t), shape(C, kind=c_int64_t), &
+                         ta, tb, m, n, k, sa, sb, errmsg)
+    if (status /= GPK_SUCCESS) return
+    pa = c_null_ptr
+    pb = c_null_ptr
+    pc = c_null_ptr
+    if (size(A) > 0) pa = c_loc(A)
+    if (size(B) > 0) pb = c_loc(B)
+    if (size(C) > 0) pc = c_loc(C)
+    status = gpk_gemm_strided_batched_c(ctx, GPK_F64, GPK_COL_MAJOR, ta, tb, m, n, k, al, &
+                                        pa, max(1_c_int64_t, size(A, 1, kind=c_int64_t)), sa, &
+                                        pb, max(1_c_int64_t, size(B, 1, kind=c_int64_t)), sb, &
+                                        be, pc, max(1_c_int64_t, size(C, 1, kind=c_int64_t)), &
+                                        size(C, 1, kind=c_int64_t) * size(C, 2, kind=c_int64_t), &
+                                        size(C, 3, kind=c_int64_t))
+    call report(ctx, status, errmsg)
+  end function gpk_gemm_batched_f64
 
   ! ---------------------------------------------------------------- reduce ---
 

@@ -77,6 +77,7 @@ enum { GPK_NO_TRANS = 111, GPK_TRANS = 112 };
 enum { GPK_SUM = 0, GPK_MIN = 1, GPK_MAX = 2 };
 /* Operations, for the variant functions. */
 enum { GPK_OP_GEMM = 0, GPK_OP_REDUCE = 1, GPK_OP_TRANSPOSE = 2, GPK_OP_PI = 3 };
+enum { GPK_OP_GEMM_BATCHED = 4 };               /* gpk_gemm_strided_batched's own ladder */
 /* Math modes of F32 gemm (gpk_set_math_mode). */
 enum { GPK_MATH_DEFAULT = 0, GPK_MATH_TF32 = 1 };
 
@@ -404,6 +405,44 @@ GPK_API gpk_status gpk_gemm(gpk_context *ctx, int dtype, int layout, int transa,
                             int64_t m, int64_t n, int64_t k, double alpha,
                             const void *A, int64_t lda, const void *B, int64_t ldb,
                             double beta, void *C, int64_t ldc);
+
+/*! gpk_gemm_strided_batched() :
+ *  batch_count independent CBLAS gemms of one shape, layout and transposes:
+ *    C_i = alpha * op(A_i) * op(B_i) + beta * C_i,  i = 0 .. batch_count - 1,
+ *  where matrix i of A starts at A + i * stride_a elements (likewise B with
+ *  stride_b and C with stride_c), as in cublasGemmStridedBatchedEx. Each product
+ *  follows gpk_gemm's rules (dtypes, math mode, leading dimensions, beta == 0
+ *  never reading C, k == 0 or alpha == 0 giving C_i = beta * C_i without
+ *  reading A or B).
+ *  Strides are in elements and >= 0. stride_a or stride_b may be 0: one matrix
+ *  shared by every product. When batch_count > 1, stride_c must be at least the
+ *  span of one C matrix (column-major: (n - 1) * ldc + m; row-major:
+ *  (m - 1) * ldc + n), so that no two C matrices overlap. No C matrix may
+ *  overlap any A or B matrix: the spans of the whole batches, from the first
+ *  element of matrix 0 to the last of matrix batch_count - 1, must not meet.
+ *  Elements of C outside the C matrices (ldc and stride padding) are not
+ *  written.
+ *  batch_count == 0, m == 0 or n == 0: quick return (nothing read or written).
+ *  The ladder is GPK_OP_GEMM_BATCHED (gpk_variant_*, gpk_set_variant); index 0
+ *  is the vendor's strided-batched call. Host or device memory, synchronous
+ *  behaviour and the staging of host arrays as for gpk_gemm (host arrays move
+ *  through the pipeline in chunks of whole products).
+ *  @return : GPK_SUCCESS; GPK_ERROR_INVALID_HANDLE; GPK_ERROR_INVALID_ARGUMENT
+ *            (everything gpk_gemm rejects, and: negative stride_a, stride_b,
+ *            stride_c or batch_count; stride_c smaller than one C matrix; a C
+ *            matrix overlapping an A or B matrix; batch_count times a stride
+ *            overflowing int64 bytes -- the message names the parameter);
+ *            GPK_ERROR_NOT_SUPPORTED (integer dtype, or a chosen variant
+ *            that cannot take the call: the message names it);
+ *            GPK_ERROR_OUT_OF_MEMORY; GPK_ERROR_CUDA; GPK_ERROR_CUBLAS;
+ *            GPK_ERROR_VALIDATION. On any error nothing is written to C. */
+GPK_API gpk_status gpk_gemm_strided_batched(gpk_context *ctx, int dtype, int layout, int transa,
+                                            int transb, int64_t m, int64_t n, int64_t k,
+                                            double alpha, const void *A, int64_t lda,
+                                            int64_t stride_a, const void *B, int64_t ldb,
+                                            int64_t stride_b, double beta, void *C,
+                                            int64_t ldc, int64_t stride_c,
+                                            int64_t batch_count);
 
 /*! gpk_reduce() :
  *  Reduces the n elements of x with `op` (GPK_SUM, GPK_MIN, GPK_MAX) and writes

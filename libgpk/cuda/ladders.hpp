@@ -59,6 +59,10 @@ namespace gpk::cuda {
 #define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, PiArgs, takes)
 #include "pi/rungs.def"
 #undef GPK_RUNG
+// The batched rungs' launchers are gemm_batched/launch.cu's (see its rungs.def).
+#define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, GemmBatchedCall, takes)
+#include "gemm_batched/rungs.def"
+#undef GPK_RUNG
 
 #undef GPK_DECLARE
 #undef GPK_TAKES_DECL_checked
@@ -75,5 +79,6 @@ constexpr uint64_t kCurandPiSamples = uint64_t(1) << 63;
 inline gpk_status refuse(gpk_context &ctx, const char *op, const char *name, const char *why_not) {
     return fail(&ctx, GPK_ERROR_NOT_SUPPORTED, "variant '%s' of %s cannot take this call: %s", name, op, why_not);
 }
+
 
 }  // namespace gpk::cuda

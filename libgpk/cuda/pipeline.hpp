@@ -53,6 +53,9 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceA
 
 // gpk_stage_trace on the CUDA backend; the arguments are checked, the device is current.
 gpk_status stage_trace(gpk_context &ctx, gpk_stage_event *events, int64_t capacity, int64_t *count);
+// A call that staged host arrays outside the pipeline (the batched gemm) forgets the
+// trace, so that it never describes an older call.
+void forget_trace(gpk_context &ctx);
 
 // Frees the pipeline and everything it holds (streams, buffers, events); waits for its
 // streams first. Null is a no-op. Never fails.

@@ -272,4 +272,35 @@ ReducePlan plan_reduce(const ReduceProblem &r, const StagingSettings &st, size_t
     return plan;
 }
 
+// ---- gemm_batched --------------------------------------------------------------------------
+
+GemmBatchedChunk GemmBatchedPlan::chunk(int64_t index, const GemmBatchedProblem &g) const {
+    const int64_t first = index * per_chunk;
+    return GemmBatchedChunk{first, std::min(per_chunk, g.batch - first)};
+}
+
+// Products go whole: a rung runs on whole matrices, and a product is small next to a
+// chunk for the sizes batching is for. The chunk halves until the plan fits the budget;
+// one product that does not fit is the shortfall.
+GemmBatchedPlan plan_gemm_batched(const GemmBatchedProblem &g, const StagingSettings &st, size_t budget) {
+    GemmBatchedPlan p{};
+    const size_t per = g.per_product();
+    const size_t target = st.chunk_bytes != 0 ? st.chunk_bytes : kDefaultChunkBytes;
+    int64_t count = per == 0 ? g.batch : static_cast<int64_t>(std::min<size_t>(std::max<size_t>(1, target / per),
+                                                                               static_cast<size_t>(g.batch)));
+    count = std::max<int64_t>(1, std::min(count, g.batch));
+    const size_t shared = (g.shared_a ? align_up(g.a) : 0) + (g.shared_b ? align_up(g.b) : 0);
+    auto lane = [&](int64_t n) {
+        const auto k = static_cast<size_t>(n);
+        return (g.shared_a ? 0 : align_up(g.a * k)) + (g.shared_b ? 0 : align_up(g.b * k)) + align_up(g.c * k);
+    };
+    while (count > 1 && shared + lane(count) > budget) count = (count + 1) / 2;
+    p.per_chunk = count;
+    p.count = g.batch == 0 ? 0 : ceil_div(g.batch, count);
+    p.needs = Needs{1, lane(count), 0, shared, 0};
+    p.fits = p.needs.device() <= budget;
+    if (!p.fits) p.shortfall = Shortfall{p.needs.device(), 1};
+    return p;
+}
+
 }  // namespace gpk::cuda::plan

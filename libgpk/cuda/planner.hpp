@@ -176,6 +176,34 @@ struct ReducePlan {
 
 ReducePlan plan_reduce(const ReduceProblem &r, const StagingSettings &st, size_t budget);
 
+// ---- gemm_batched ------------------------------------------------------------------------
+// batch_count products of one shape; the host operands of one product take a, b and c
+// bytes on the device (0 for an operand used in place or not read). A shared operand
+// (stride 0) is copied once for the whole call; the others travel in chunks of whole
+// products, as many as fit about chunk_bytes (never less than one).
+struct GemmBatchedProblem {
+    int64_t batch;
+    size_t a, b, c;
+    bool shared_a, shared_b;
+    size_t per_product() const { return (shared_a ? 0 : a) + (shared_b ? 0 : b) + c; }
+};
+
+struct GemmBatchedChunk {
+    int64_t first, count;  // products [first, first + count)
+};
+
+struct GemmBatchedPlan {
+    bool fits;
+    Shortfall shortfall;
+    int64_t per_chunk;  // products in a chunk (the last may hold fewer)
+    int64_t count;      // chunks
+    Needs needs;        // one lane; `shared` holds the shared operands
+    int64_t chunks() const { return count; }
+    GemmBatchedChunk chunk(int64_t index, const GemmBatchedProblem &g) const;
+};
+
+GemmBatchedPlan plan_gemm_batched(const GemmBatchedProblem &g, const StagingSettings &st, size_t budget);
+
 // Elements of a panel: about `target` bytes of streamed data at `per_unit` bytes per
 // element of the panel's length, within [1, total] (see planner.cpp). Exposed for tests.
 int64_t panel_length(int64_t total, size_t per_unit, const StagingSettings &st, int64_t granule, int64_t least = 0);

@@ -99,6 +99,8 @@ gpk_status stage_trace(gpk_context &, gpk_stage_event *, int64_t, int64_t *count
     return GPK_SUCCESS;
 }
 
+void forget_trace(gpk_context &) {}
+
 void destroy_pipeline(Pipeline *) {}
 
 // The rungs of each ladder, from the same lists as the CUDA build (cuda/<op>/rungs.def):
@@ -127,6 +129,9 @@ void destroy_pipeline(Pipeline *) {}
 #undef GPK_RUNG
 #define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_ABSENT_RUNG(launcher, PiArgs, takes)
 #include "../cuda/pi/rungs.def"
+#undef GPK_RUNG
+#define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_ABSENT_RUNG(launcher, GemmBatchedCall, takes)
+#include "../cuda/gemm_batched/rungs.def"
 #undef GPK_RUNG
 
 #undef GPK_ABSENT_RUNG

@@ -778,8 +778,8 @@ std::unique_ptr<char[]> variant_name_of(Input &in, bool *is_null) {
 void call_variants(Session &s, Input &in) {
     Expect e;
     gpk_context *ctx = s.pick(in, e);
-    const int op = in.choice({GPK_OP_GEMM, GPK_OP_REDUCE, GPK_OP_TRANSPOSE, GPK_OP_PI});
-    const bool op_ok = op >= GPK_OP_GEMM && op <= GPK_OP_PI;
+    const int op = in.choice({GPK_OP_GEMM, GPK_OP_REDUCE, GPK_OP_TRANSPOSE, GPK_OP_PI, GPK_OP_GEMM_BATCHED});
+    const bool op_ok = op >= GPK_OP_GEMM && op <= GPK_OP_GEMM_BATCHED;
     switch (in.byte() % 3) {
         case 0: {
             bool is_null = false;

@@ -201,7 +201,7 @@ def test_failed_set_variant_keeps_the_previous_choice(ctx):
     assert ctx.sum([1, 2, 3]) == 6
 
 
-@pytest.mark.parametrize("op", ["scan", 4, -1, None, 1.0])
+@pytest.mark.parametrize("op", ["scan", 5, -1, None, 1.0])
 def test_unknown_op(ctx, op):
     with pytest.raises(gpk.InvalidArgumentError, match="op"):
         ctx.variants(op)

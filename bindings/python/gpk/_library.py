@@ -76,6 +76,11 @@ PROTOTYPES = {
         [_ctx, _int, _int, _int, _int, _i64, _i64, _i64, ctypes.c_double,
          _ptr, _i64, _ptr, _i64, ctypes.c_double, _ptr, _i64],
     ),
+    "gpk_gemm_strided_batched": (
+        _status,
+        [_ctx, _int, _int, _int, _int, _i64, _i64, _i64, ctypes.c_double,
+         _ptr, _i64, _i64, _ptr, _i64, _i64, ctypes.c_double, _ptr, _i64, _i64, _i64],
+    ),
     "gpk_reduce": (_status, [_ctx, _int, _int, _ptr, _i64, _ptr]),
     "gpk_transpose": (_status, [_ctx, _int, _int, _i64, _i64, _ptr, _i64, _ptr, _i64]),
     "gpk_pi": (_status, [_ctx, _u64, _u64, ctypes.POINTER(PiResultStruct)]),

@@ -60,6 +60,7 @@ OP_GEMM = 0
 OP_REDUCE = 1
 OP_TRANSPOSE = 2
 OP_PI = 3
+OP_GEMM_BATCHED = 4
 
 MATH_DEFAULT = 0
 MATH_TF32 = 1
@@ -73,7 +74,7 @@ BACKEND_NAMES = {BACKEND_CUDA: "cuda", BACKEND_HOST: "host"}
 REDUCE_OPS = {"sum": SUM, "min": MIN, "max": MAX}
 MATH_MODES = {"default": MATH_DEFAULT, "tf32": MATH_TF32}
 MATH_MODE_NAMES = {MATH_DEFAULT: "default", MATH_TF32: "tf32"}
-OPS = {"gemm": OP_GEMM, "reduce": OP_REDUCE, "transpose": OP_TRANSPOSE, "pi": OP_PI}
+OPS = {"gemm": OP_GEMM, "reduce": OP_REDUCE, "transpose": OP_TRANSPOSE, "pi": OP_PI, "gemm_batched": OP_GEMM_BATCHED}
 STAGE_NAMES = {STAGE_COPY_IN: "copy_in", STAGE_COMPUTE: "compute", STAGE_COPY_OUT: "copy_out"}
 
 # The lookup tables above serve the binding; the C constants are the public names.

@@ -125,6 +125,57 @@ def _matrix_in(op, orient, trans, name, where):
     return op, op.storages()[orient], TRANS if trans else NO_TRANS
 
 
+def _stack_strides(op):
+    """(ld, batch stride) in elements of a 2-D or 3-D operand read as row-major
+    matrices in place, or None when its strides cannot be described that way."""
+    item = op.dtype.itemsize
+    if op.ptr % item:
+        return None
+    rows, cols = op.shape[-2:]
+    if op.size == 0:
+        # No element is accessed: the smallest ld and stride the C API takes
+        # (numpy gives empty arrays strides that need not describe any layout).
+        return max(1, cols), 0
+    s_row, s_col = op.strides[-2:]
+    s_batch = op.strides[0] if len(op.shape) == 3 else 0
+    if cols > 1 and s_col != item:
+        return None
+    ld = s_row // item if rows > 1 else max(1, cols)
+    if rows > 1 and (s_row % item or ld < max(1, cols)):
+        return None
+    if s_batch % item or s_batch < 0:
+        return None
+    return ld, s_batch // item
+
+
+def _stack_in(op, batch, name, where):
+    """(operand, ld, stride) for an input stack; one matrix shared (stride 0) when
+    its batch extent is 1. Host stacks no ld describes are copied, C-ordered."""
+    found = _stack_strides(op)
+    if found is None:
+        if op.device:
+            raise invalid(
+                f"{name} is a device array whose matrices have no unit stride along rows (strides {op.strides}); "
+                "pass a C-contiguous array or a slice of one",
+                where,
+            )
+        op = _arrays.as_host_copy(op, "C")
+        found = _stack_strides(op)
+    ld, stride = found
+    return op, ld, 0 if batch == 1 else stride
+
+
+def _stack_out(op, batch, where):
+    found = _stack_strides(op)
+    if found is None:
+        raise invalid(f"out needs row-major matrices with a unit stride along rows, but its strides are {op.strides}",
+                      where)
+    ld, stride = found
+    if batch > 1 and stride == 0 and op.size > 0:
+        raise invalid("out has a batch stride of 0: its matrices would overlap one another", where)
+    return ld, stride
+
+
 def _describe(storages):
     return " or ".join(sorted({ROW: "row-major", COL: "column-major"}[s] for s in storages)) or "strided"
 
@@ -245,7 +296,7 @@ class Context:
 
     def variants(self, op):
         """The names of op's variants on this backend, in ladder order; op is
-        'gemm', 'reduce', 'transpose' or 'pi' (or a gpk.OP_* value)."""
+        'gemm', 'reduce', 'transpose', 'pi' or 'gemm_batched' (or a gpk.OP_* value)."""
         code = _choice(op, OPS, "op", "Context.variants")
         h = self._h()
         count = ctypes.c_int()
@@ -440,6 +491,67 @@ class Context:
             out[...] = target
         return out
 
+    def matmul(self, A, B, out=None):
+        """A @ B over stacks of matrices, with numpy.matmul's conventions: A is
+        (batch, m, k) or (m, k), B is (batch, k, n) or (k, n), the result
+        (batch, m, n) -- (m, n) when both are 2-D. A 2-D operand, or one whose
+        batch extent is 1, is one matrix shared by every product (stride 0);
+        otherwise the batch extents must agree. One gpk_gemm_strided_batched call
+        (ladder GPK_OP_GEMM_BATCHED, gpk.OPS["gemm_batched"]).
+
+        Each matrix must have a unit stride along its last axis (rows in place,
+        any row and batch strides the C API can describe); other host arrays are
+        copied first, other device arrays are an error. The result goes to out
+        when given -- (batch, m, n), row-major matrices, written only by the
+        library, after its checks, so a failed call leaves it as it was -- else to
+        a new array like the inputs (numpy or the device arrays' library).
+        """
+        where = "Context.matmul"
+        h = self._handle
+        if h is None:
+            self._h()  # raises
+        a = _arrays.as_input(A, "A", where)
+        b = _arrays.as_input(B, "B", where)
+        for op, name in ((a, "A"), (b, "B")):
+            if len(op.shape) not in (2, 3):
+                raise invalid(f"{name} must be 2-D (one matrix) or 3-D (a stack), but its shape is {op.shape}", where)
+        dtype = a.dtype
+        if b.dtype != dtype:
+            raise invalid(f"B has dtype {b.dtype} but A has dtype {dtype}; they must match", where)
+        m, k = a.shape[-2:]
+        k_b, n = b.shape[-2:]
+        if k_b != k:
+            raise invalid(f"B: its matrices have {k_b} rows but A's have {k} columns; the two must agree (k)", where)
+        batch_a = a.shape[0] if len(a.shape) == 3 else 1
+        batch_b = b.shape[0] if len(b.shape) == 3 else 1
+        if batch_a != batch_b and batch_a != 1 and batch_b != 1:
+            raise invalid(
+                f"A holds {batch_a} matrices and B {batch_b}: the batch extents must agree, or one be 1 (shared)",
+                where,
+            )
+        batch = max(batch_a, batch_b)
+        stacked = len(a.shape) == 3 or len(b.shape) == 3
+        shape = (batch, m, n) if stacked else (m, n)
+
+        a, lda, stride_a = _stack_in(a, batch_a, "A", where)
+        b, ldb, stride_b = _stack_in(b, batch_b, "B", where)
+        if out is None:
+            proto = a if a.device else b if b.device else None
+            out = _arrays.empty_like(proto, shape, dtype, "C", where)
+        o = _arrays.as_output(out, "out", where)
+        if tuple(o.shape) != shape:
+            raise invalid(f"out has shape {tuple(o.shape)}, expected {shape}", where)
+        if o.dtype != dtype:
+            raise invalid(f"out has dtype {o.dtype}, expected {dtype}", where)
+        ldc, stride_c = _stack_out(o, batch, where)
+        status = self._lib.gpk_gemm_strided_batched(
+            h, a.code, ROW_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0,
+            a.ptr, lda, stride_a, b.ptr, ldb, stride_b, 0.0, o.ptr, ldc, stride_c, batch,
+        )
+        if status:
+            check(status, h, "gpk_gemm_strided_batched")
+        return out
+
     def reduce(self, x, op="sum"):
         """The sum, min or max (op 'sum', 'min', 'max' or a gpk.SUM/MIN/MAX value)
         of all elements of x, as a Python float (float dtypes) or int (integer
@@ -458,6 +570,8 @@ class Context:
                 raise invalid(f"x is a device array that is not contiguous (strides {v.strides})", where)
             v = _arrays.as_host_copy(v, "C")
         code = v.code
+        if code is None:
+            code = _arrays.gpk_dtype(v.dtype, "x", where)  # raises, naming the dtype
         result = _RESULT_TYPES[code]()
         status = self._lib.gpk_reduce(h, code, op_code, v.ptr, v.size, ctypes.byref(result))
         if status:

@@ -1,0 +1,194 @@
+// What the strided batched gemm rungs share: the raw parameters of one call, the
+// status a launcher answers with, the normalisation of a call to column-major, the
+// batch-aware "C = beta * C" kernel of products that vanish, and 16-byte vectors.
+//
+// The launchers depend on nothing of the library but the enum values of gpk.h, so a
+// standalone harness can call them and the library can call them from its dispatch;
+// the caller maps a BatchedResult to a gpk_status and its message.
+//
+// Semantics are CBLAS's, per product i in [0, batch_count):
+//   C_i = alpha * op(A_i) * op(B_i) + beta * C_i,  X_i = X + i * stride_x elements.
+// stride_a or stride_b may be 0 (one matrix shared by every product). beta == 0 means
+// C is written, never read, so NaN in C does not leak; k == 0 or alpha == 0 means A
+// and B are not read (C = beta * C). Arguments are assumed valid (checked before).
+#pragma once
+
+#include "gpk/gpk.h"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace gpk::cuda::batched {
+
+struct BatchedParams {
+    int dtype;   // GPK_F32 or GPK_F64 (and F16/BF16 for the vendor rung)
+    int layout;  // GPK_ROW_MAJOR or GPK_COL_MAJOR
+    int transa;  // GPK_NO_TRANS or GPK_TRANS
+    int transb;
+    int64_t m, n, k;
+    double alpha;
+    const void *A;
+    int64_t lda, stride_a;
+    const void *B;
+    int64_t ldb, stride_b;
+    double beta;
+    void *C;
+    int64_t ldc, stride_c;
+    int64_t batch_count;
+    cudaStream_t stream;
+};
+
+enum class BatchedCode {
+    kOk = 0,
+    kNotSupported,  // the rung does not take this call (dtype, size); `what` says why
+    kCudaError,     // `detail` is the cudaError_t
+    kCublasError,   // `detail` is the cublasStatus_t
+};
+
+struct BatchedResult {
+    BatchedCode code;
+    int detail;        // cudaError_t / cublasStatus_t, 0 otherwise
+    const char *what;  // static text naming the rung and the reason (or the failed call)
+};
+
+inline BatchedResult batched_ok() { return {BatchedCode::kOk, 0, ""}; }
+inline BatchedResult batched_unsupported(const char *what) { return {BatchedCode::kNotSupported, 0, what}; }
+inline BatchedResult batched_cuda(cudaError_t e, const char *what) {
+    return {BatchedCode::kCudaError, static_cast<int>(e), what};
+}
+// The launch just made, by its last error.
+inline BatchedResult batched_launched(const char *what) {
+    const cudaError_t e = cudaGetLastError();
+    return e == cudaSuccess ? batched_ok() : batched_cuda(e, what);
+}
+
+// The call in column-major terms. A row-major C is the column-major C^T =
+// op(B)^T op(A)^T: the operands, their transposes and m, n swap, strides go with
+// their matrices. rows_x/cols_x are the dimensions of X as stored (column-major).
+struct ColMajor {
+    bool transa, transb;
+    int64_t m, n, k;
+    const void *A;
+    int64_t lda, sa;
+    const void *B;
+    int64_t ldb, sb;
+    void *C;
+    int64_t ldc, sc;
+    int64_t batch;
+    int64_t rows_a() const { return transa ? k : m; }
+    int64_t cols_a() const { return transa ? m : k; }
+    int64_t rows_b() const { return transb ? n : k; }
+    int64_t cols_b() const { return transb ? k : n; }
+};
+
+inline ColMajor col_major(const BatchedParams &p) {
+    const bool ta = p.transa == GPK_TRANS, tb = p.transb == GPK_TRANS;
+    if (p.layout == GPK_ROW_MAJOR)
+        return ColMajor{tb, ta, p.n, p.m, p.k, p.B, p.ldb, p.stride_b, p.A, p.lda, p.stride_a,
+                        p.C, p.ldc, p.stride_c, p.batch_count};
+    return ColMajor{ta, tb, p.m, p.n, p.k, p.A, p.lda, p.stride_a, p.B, p.ldb, p.stride_b,
+                    p.C, p.ldc, p.stride_c, p.batch_count};
+}
+
+// Nothing to do: no product, or products with no element.
+inline bool batched_empty(const BatchedParams &p) { return p.batch_count == 0 || p.m == 0 || p.n == 0; }
+
+// Grid limits of every GPU the library builds for.
+constexpr int64_t kMaxGridX = 2147483647;
+constexpr int64_t kMaxGridYZ = 65535;
+
+inline unsigned int grid_blocks(int64_t work, int64_t per_block, int64_t limit = kMaxGridX) {
+    const int64_t blocks = work / per_block + (work % per_block != 0 ? 1 : 0);
+    return static_cast<unsigned int>(blocks < 1 ? 1 : (blocks > limit ? limit : blocks));
+}
+
+// ---- products that vanish --------------------------------------------------------
+
+// C_i = beta * C_i over every product, C not read when beta == 0. The product
+// alpha * op(A) * op(B) is zero when k == 0 or alpha == 0 and CBLAS then reads
+// neither A nor B (NaN there must not reach C), so every rung answers those calls
+// with this kernel rather than by multiplying.
+template <class T>
+__global__ void scale_batched_kernel(int64_t m, int64_t n, T beta, T *C, int64_t ldc, int64_t sc, int64_t batch) {
+    const int64_t per = m * n, total = per * batch;
+    for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
+         e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        const int64_t b = e / per, r = e - b * per, j = r / m, i = r - j * m;
+        T &c = C[b * sc + i + j * ldc];
+        c = beta == T(0) ? T(0) : beta * c;
+    }
+}
+
+// Whether the product vanishes in the dtype (alpha rounded to it).
+template <class T>
+bool product_vanishes(const ColMajor &c, double alpha) {
+    return c.k == 0 || static_cast<T>(alpha) == T(0);
+}
+
+template <class T>
+BatchedResult scale_batched(const ColMajor &c, double beta_d, cudaStream_t stream) {
+    const T beta = static_cast<T>(beta_d);
+    if (beta == T(1)) return batched_ok();
+    const int64_t total = c.m * c.n * c.batch;
+    scale_batched_kernel<T><<<grid_blocks(total, 256, 65536), 256, 0, stream>>>(
+        c.m, c.n, beta, static_cast<T *>(c.C), c.ldc, c.sc, c.batch);
+    return batched_launched("gemm_batched scale_batched_kernel");
+}
+
+// ---- 16-byte vectors --------------------------------------------------------------
+
+template <class T>
+struct Vec16;
+template <>
+struct Vec16<float> {
+    using type = float4;
+    static constexpr int kLanes = 4;
+};
+template <>
+struct Vec16<double> {
+    using type = double2;
+    static constexpr int kLanes = 2;
+};
+template <class T>
+using vec16_t = typename Vec16<T>::type;
+
+inline bool aligned16(const void *p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// C(i, j) = alpha * acc + beta * C(i, j); with beta == 0 C is only written.
+template <class T>
+__device__ __forceinline__ void store_c(T *c, T alpha, T acc, T beta) {
+    *c = beta == T(0) ? alpha * acc : alpha * acc + beta * *c;
+}
+
+// Element (r, c) of op(X), X column-major with leading dimension ld.
+template <class T>
+__device__ __forceinline__ T op_at(const T *__restrict__ X, int64_t ld, bool trans, int64_t r, int64_t c) {
+    return trans ? X[c + r * ld] : X[r + c * ld];
+}
+
+// ---- the rungs, one file each ----------------------------------------------------
+// Each takes any valid call its comment claims and answers kNotSupported, naming
+// itself, for the others. All run asynchronously on params.stream.
+
+}  // namespace gpk::cuda::batched
+
+struct cublasContext;
+
+namespace gpk::cuda::batched {
+
+// 00_cublas.cu: cublas{S,D}gemmStridedBatched_64 on `handle` (its stream is set to
+// params.stream for the call), cublasGemmStridedBatchedEx_64 for F16 and BF16 and, with
+// `tf32`, for F32 on TF32 tensor cores. Any F32/F64/F16/BF16 call.
+BatchedResult gemm_batched_cublas(const BatchedParams &params, cublasContext *handle, bool tf32 = false);
+// 01_thread_product.cu: one thread per product, m, n, k <= 8.
+BatchedResult gemm_batched_thread_product(const BatchedParams &params);
+// 02_staged.cu: several products per block staged through shared memory.
+BatchedResult gemm_batched_staged(const BatchedParams &params);
+// 03_prefetch.cu: the single-gemm prefetch kernel with a batch index, F32.
+BatchedResult gemm_batched_prefetch(const BatchedParams &params);
+// 04_dmma.cu: the single-gemm FP64 tensor-core kernel with a batch index, F64.
+BatchedResult gemm_batched_dmma(const BatchedParams &params);
+
+}  // namespace gpk::cuda::batched

@@ -1,0 +1,297 @@
+// gpk_gemm_strided_batched on the CUDA backend: device arrays computed in place (and
+// checked product by product in validation mode), host arrays staged through the
+// context's staging buffer in chunks of whole products.
+#include "checks.hpp"
+#include "context.hpp"
+#include "cuda/pipeline.hpp"
+#include "cuda/planner.hpp"
+#include "cuda/resources.hpp"
+#include "dispatch_util.hpp"
+#include "host/host.hpp"
+#include "registry.hpp"
+#include "scalars.hpp"
+#include "status.hpp"
+#include "validation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <new>
+#include <vector>
+
+namespace gpk {
+namespace {
+
+using cuda::Slot;
+
+// Consecutive, aligned pieces of the context's staging buffer for one batched call.
+struct Pieces {
+    char *next = nullptr;
+    void *take(size_t bytes) {
+        void *p = next;
+        next += cuda::plan::align_up(bytes);
+        return p;
+    }
+};
+
+gpk_status stage_buffer(gpk_context &ctx, size_t bytes, Pieces *pieces) {
+    pieces->next = nullptr;
+    if (bytes == 0) return GPK_SUCCESS;
+    void *p = nullptr;
+    GPK_FORWARD_IF_ERROR(cuda::buffer(ctx, Slot::Stage, bytes, &p));
+    pieces->next = static_cast<char *>(p);
+    return GPK_SUCCESS;
+}
+
+// The storage of one product's C as the caller lays it out: `outer` lines of `inner`.
+Storage batched_c(const GemmBatchedCall &c) {
+    return c.layout == GPK_COL_MAJOR ? Storage{c.m, c.n, c.ldc} : Storage{c.n, c.m, c.ldc};
+}
+// Of op(A) and op(B), stored (CBLAS rules).
+Storage batched_a(const GemmBatchedCall &c) {
+    const bool inner_m = (c.layout == GPK_COL_MAJOR) != (c.transa == GPK_TRANS);
+    return inner_m ? Storage{c.m, c.k, c.lda} : Storage{c.k, c.m, c.lda};
+}
+Storage batched_b(const GemmBatchedCall &c) {
+    const bool inner_k = (c.layout == GPK_COL_MAJOR) != (c.transb == GPK_TRANS);
+    return inner_k ? Storage{c.k, c.n, c.ldb} : Storage{c.n, c.k, c.ldb};
+}
+
+// Copies `batch` matrices of `s.outer` lines of `s.inner` elements, matrix i at
+// i * stride on each side: one 2-D copy when, on both sides, the matrices' lines
+// follow one another ld apart (stride == ld * outer), one per matrix otherwise. Only
+// the matrices' elements are written, never the padding between lines or matrices.
+gpk_status copy_batch(gpk_context &ctx, void *dst, int64_t dld, int64_t dstride, const void *src, int64_t sld,
+                      int64_t sstride, const Storage &s, int64_t batch, size_t es, cudaMemcpyKind kind) {
+    if (batch == 1 || (dstride == dld * s.outer && sstride == sld * s.outer))
+        return copy_matrix(ctx, dst, dld, src, sld, s.inner, s.outer * batch, es, kind);
+    for (int64_t b = 0; b < batch; ++b)
+        GPK_FORWARD_IF_ERROR(copy_matrix(ctx, static_cast<char *>(dst) + b * dstride * es, dld,
+                                         static_cast<const char *>(src) + b * sstride * es, sld, s.inner, s.outer, es,
+                                         kind));
+    return GPK_SUCCESS;
+}
+
+// Copies the spans (first to last element) of `batch` input matrices, `sstride`
+// apart, to `dst`, `dstride` apart: one 2-D copy whose rows are the spans when they do
+// not overlap one another, one copy per matrix otherwise. Padding inside a span is
+// read but nothing is written outside `dst`.
+gpk_status copy_spans(gpk_context &ctx, void *dst, int64_t dstride, const void *src, int64_t sstride, int64_t span,
+                      int64_t batch, size_t es) {
+    if (batch == 1 || sstride >= span)
+        return cuda::check(ctx,
+                           cudaMemcpy2DAsync(dst, dstride * es, src, (batch == 1 ? span : sstride) * es, span * es, batch,
+                                             cudaMemcpyHostToDevice, cuda::stream(ctx)),
+                           "cudaMemcpy2DAsync (staging a batch)");
+    for (int64_t b = 0; b < batch; ++b)
+        GPK_FORWARD_IF_ERROR(copy_bytes(ctx, static_cast<char *>(dst) + b * dstride * es,
+                                        static_cast<const char *>(src) + b * sstride * es, span * es,
+                                        cudaMemcpyHostToDevice));
+    return GPK_SUCCESS;
+}
+
+// Bytes of a batch's span: matrix 0's first element to matrix batch - 1's last.
+size_t span_bytes(const Storage &s, int64_t stride, int64_t batch, size_t es) {
+    return s.span() == 0 ? 0 : static_cast<size_t>((batch - 1) * stride + s.span()) * es;
+}
+
+// Runs rung `index`; under "auto" a rung that refuses the call on this device (the
+// FP64 tensor-core rung below sm_80) gives way to the vendor's, which takes every call.
+gpk_status run_batched_rung(gpk_context &ctx, const Ladder<GemmBatchedCall> &ladder, int index,
+                            const GemmBatchedCall &c) {
+    const gpk_status st = ladder.rungs[index].run(ctx, c);
+    if (st == GPK_ERROR_NOT_SUPPORTED && ctx.variant[GPK_OP_GEMM_BATCHED] < 0 && index != ladder.vendor)
+        return ladder.rungs[ladder.vendor].run(ctx, c);
+    return st;
+}
+
+// The rung that checks rung `index`: the vendor's, or, when the vendor's is checked,
+// the first rung of ours that takes the dtype and the call; the host reference when
+// none does (16-bit dtypes).
+// Rung `variant`'s C (the caller's matrices) against the checker's (`ref`, packed
+// one product after another), product by product, by gemm's rule (validation.hpp):
+// each product is a gemm of its own, with its own scale and tolerance.
+gpk_status compare_batched(gpk_context &ctx, const GemmBatchedCall &c, const void *ref, const char *variant,
+                           const char *checker) {
+    const Storage sc = batched_c(c);
+    const size_t es = dtype_size(c.dtype);
+    const size_t per = static_cast<size_t>(sc.inner * sc.outer);
+    std::vector<unsigned char> got, want;
+    try {
+        got.resize(per * static_cast<size_t>(c.batch_count) * es);
+        want.resize(per * static_cast<size_t>(c.batch_count) * es);
+    } catch (const std::bad_alloc &) {
+        return fail(&ctx, GPK_ERROR_OUT_OF_MEMORY, "out of host memory for the validation copy");
+    }
+    GPK_FORWARD_IF_ERROR(copy_batch(ctx, got.data(), sc.inner, sc.inner * sc.outer, c.C, c.ldc, c.stride_c, sc,
+                                    c.batch_count, es, cudaMemcpyDeviceToHost));
+    GPK_FORWARD_IF_ERROR(copy_bytes(ctx, want.data(), ref, want.size(), cudaMemcpyDeviceToHost));
+    GPK_FORWARD_IF_ERROR(sync(ctx));
+    const GemmArgs one{c.dtype, false, false, c.m, c.n, c.k, c.alpha, nullptr, 1, nullptr, 1, c.beta, nullptr, 1};
+    for (int64_t b = 0; b < c.batch_count; ++b) {
+        const size_t base = static_cast<size_t>(b) * per * es;
+        validation::GemmCheck check(ctx, one);
+        check.add(got.data() + base, sc.inner, want.data() + base, sc.inner, sc.inner, sc.outer, 0, 0);
+        GPK_RETURN_ERROR_IF(!check.passed(), &ctx, GPK_ERROR_VALIDATION,
+                            "gemm_batched variant '%s' differs from '%s' in product %lld beyond tolerance %.3g",
+                            variant, checker, static_cast<long long>(b), check.tolerance());
+    }
+    return GPK_SUCCESS;
+}
+
+// The host reference of the device call `c` (its C replaced by the packed matrices
+// at `check`, holding C's old values when beta != 0): operands fetched, computed on
+// the host, sent back.
+gpk_status batched_on_host(gpk_context &ctx, const GemmBatchedCall &c) {
+    const size_t es = dtype_size(c.dtype);
+    const Storage sa = batched_a(c), sb = batched_b(c), sc = batched_c(c);
+    const size_t ba = span_bytes(sa, c.stride_a, c.batch_count, es), bb = span_bytes(sb, c.stride_b, c.batch_count, es);
+    const size_t bc = span_bytes(sc, c.stride_c, c.batch_count, es);
+    std::vector<unsigned char> A, B, C;
+    try {
+        A.resize(ba), B.resize(bb), C.resize(bc);
+    } catch (const std::bad_alloc &) {
+        return fail(&ctx, GPK_ERROR_OUT_OF_MEMORY, "out of host memory for the validation copy");
+    }
+    if (ba) GPK_FORWARD_IF_ERROR(copy_bytes(ctx, A.data(), c.A, ba, cudaMemcpyDeviceToHost));
+    if (bb) GPK_FORWARD_IF_ERROR(copy_bytes(ctx, B.data(), c.B, bb, cudaMemcpyDeviceToHost));
+    GPK_FORWARD_IF_ERROR(copy_bytes(ctx, C.data(), c.C, bc, cudaMemcpyDeviceToHost));
+    GPK_FORWARD_IF_ERROR(sync(ctx));
+    GemmBatchedCall h = c;
+    h.A = A.data(), h.B = B.data(), h.C = C.data();
+    GPK_FORWARD_IF_ERROR(host::gemm_batched(ctx, h));
+    GPK_FORWARD_IF_ERROR(copy_bytes(ctx, c.C, C.data(), bc, cudaMemcpyHostToDevice));
+    return sync(ctx);
+}
+
+int batched_checker(const Ladder<GemmBatchedCall> &ladder, int index, const GemmBatchedCall &c) {
+    if (index != ladder.vendor) return ladder.vendor;
+    // The first rung of ours that takes the dtype and every size: thread_product and
+    // staged refuse large products, so the checker is chosen by what it can take.
+    const int64_t size = std::max(c.m, std::max(c.n, c.k));
+    for (int i = 0; i < ladder.count; ++i) {
+        if (i == ladder.vendor || !(ladder.rungs[i].dtypes & dtype_bit(c.dtype))) continue;
+        if (std::strcmp(ladder.rungs[i].name, "thread_product") == 0 && size > 8) continue;
+        if (std::strcmp(ladder.rungs[i].name, "staged") == 0 && size > 32) continue;  // fits its shared memory
+        if (std::strcmp(ladder.rungs[i].name, "dmma") == 0) continue;  // needs sm_80: the host checks instead
+        return i;
+    }
+    return -1;
+}
+
+// A call whose arrays are all on the device: the rung, and in validation mode the
+// checker's result in a packed copy of C, compared product by product.
+gpk_status batched_on_device(gpk_context &ctx, const GemmBatchedCall &c, int index) {
+    const Ladder<GemmBatchedCall> &ladder = gemm_batched_ladder(GPK_BACKEND_CUDA);
+    const bool validate = ctx.validation && c.k > 0 && c.alpha != 0.0;
+    if (!validate) return run_batched_rung(ctx, ladder, index, c);
+    const size_t es = dtype_size(c.dtype);
+    const Storage sc = batched_c(c);
+    void *check = nullptr;
+    GPK_FORWARD_IF_ERROR(cuda::buffer(ctx, Slot::Check, static_cast<size_t>(sc.inner * sc.outer * c.batch_count) * es, &check));
+    GemmBatchedCall k = c;
+    k.C = check, k.ldc = sc.inner, k.stride_c = sc.inner * sc.outer;
+    if (c.beta != 0.0)
+        GPK_FORWARD_IF_ERROR(copy_batch(ctx, check, k.ldc, k.stride_c, c.C, c.ldc, c.stride_c, sc, c.batch_count, es,
+                                        cudaMemcpyDeviceToDevice));
+    GPK_FORWARD_IF_ERROR(run_batched_rung(ctx, ladder, index, c));
+    const int ci = batched_checker(ladder, index, c);
+    GPK_FORWARD_IF_ERROR(ci >= 0 ? ladder.rungs[ci].run(ctx, k) : batched_on_host(ctx, k));
+    return compare_batched(ctx, c, check, ladder.rungs[index].name, ci >= 0 ? ladder.rungs[ci].name : "host");
+}
+
+// Host arrays go to the GPU in chunks of whole products, each chunk's operands copied
+// to the staging buffer, computed and its C copied back, in order on the context's
+// stream; a shared operand (stride 0) is copied once for the whole call. The chunk
+// holds as many products as fit the chunk bytes (gpk_set_staging; at least one).
+gpk_status batched_staged(gpk_context &ctx, const GemmBatchedCall &user, int index, bool dev_a, bool dev_b,
+                          bool dev_c) {
+    const size_t es = dtype_size(user.dtype);
+    const bool reads_ab = user.k > 0 && user.alpha != 0.0;
+    const Storage sa = batched_a(user), sb = batched_b(user), sc = batched_c(user);
+    // Staged products lie one after another: A and B as their spans (ld kept), C as
+    // whole lines (ld * lines, ldc kept), so that a C batch whose caller stride is
+    // the same moves in one 2-D copy of lines, the padding never written.
+    const bool copy_a = reads_ab && !dev_a, copy_b = reads_ab && !dev_b;
+    const bool own_a = copy_a && user.stride_a != 0, own_b = copy_b && user.stride_b != 0;
+    const int64_t step_c = sc.ld * sc.outer;
+    const size_t one_a = copy_a ? static_cast<size_t>(sa.span()) * es : 0;
+    const size_t one_b = copy_b ? static_cast<size_t>(sb.span()) * es : 0;
+    const size_t one_c = dev_c ? 0 : static_cast<size_t>(step_c) * es;
+    // The chunks: cuda/planner.cpp's plan of whole products within the device budget.
+    const cuda::plan::GemmBatchedProblem problem{user.batch_count, one_a, one_b, one_c, copy_a && !own_a,
+                                                 copy_b && !own_b};
+    size_t free_bytes = 0, total_bytes = 0;
+    GPK_FORWARD_IF_ERROR(cuda::check(ctx, cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo"));
+    const size_t budget = cuda::plan::device_budget(ctx.staging, free_bytes, 0);
+    const cuda::plan::GemmBatchedPlan plan = cuda::plan::plan_gemm_batched(problem, ctx.staging, budget);
+    GPK_RETURN_ERROR_IF(!plan.fits, &ctx, GPK_ERROR_OUT_OF_MEMORY,
+                        "out of device memory for staging one batched product: %zu bytes needed, %zu available",
+                        plan.shortfall.need, budget);
+    const int64_t chunk = plan.per_chunk;
+    const auto count = static_cast<size_t>(chunk);
+    Pieces arena{};
+    GPK_FORWARD_IF_ERROR(stage_buffer(ctx, plan.needs.device(), &arena));
+    GemmBatchedCall c = user;
+    void *da = nullptr, *db = nullptr, *dc = nullptr;
+    if (copy_a && !own_a) {
+        c.A = arena.take(one_a);
+        GPK_FORWARD_IF_ERROR(copy_spans(ctx, const_cast<void *>(c.A), sa.span(), user.A, 0, sa.span(), 1, es));
+    }
+    if (copy_b && !own_b) {
+        c.B = arena.take(one_b);
+        GPK_FORWARD_IF_ERROR(copy_spans(ctx, const_cast<void *>(c.B), sb.span(), user.B, 0, sb.span(), 1, es));
+    }
+    if (own_a) da = arena.take(one_a * count), c.stride_a = sa.span();
+    if (own_b) db = arena.take(one_b * count), c.stride_b = sb.span();
+    if (!dev_c) dc = arena.take(one_c * count), c.stride_c = step_c;
+    for (int64_t first = 0; first < user.batch_count; first += chunk) {
+        const int64_t n = std::min(chunk, user.batch_count - first);
+        c.batch_count = n;
+        // A and B may be NULL when they are not read (k == 0): no offset is formed then.
+        const char *user_a = static_cast<const char *>(user.A), *user_b = static_cast<const char *>(user.B);
+        if (reads_ab) user_a += first * user.stride_a * es, user_b += first * user.stride_b * es;
+        char *user_c = static_cast<char *>(user.C) + first * user.stride_c * es;
+        if (own_a) {
+            c.A = da;
+            GPK_FORWARD_IF_ERROR(copy_spans(ctx, da, sa.span(), user_a, user.stride_a, sa.span(), n, es));
+        } else if (!copy_a) {
+            c.A = user_a;
+        }
+        if (own_b) {
+            c.B = db;
+            GPK_FORWARD_IF_ERROR(copy_spans(ctx, db, sb.span(), user_b, user.stride_b, sb.span(), n, es));
+        } else if (!copy_b) {
+            c.B = user_b;
+        }
+        if (!dev_c) {
+            c.C = dc;
+            if (user.beta != 0.0)
+                GPK_FORWARD_IF_ERROR(
+                    copy_batch(ctx, dc, sc.ld, step_c, user_c, user.ldc, user.stride_c, sc, n, es, cudaMemcpyHostToDevice));
+        } else {
+            c.C = user_c;
+        }
+        GPK_FORWARD_IF_ERROR(batched_on_device(ctx, c, index));
+        if (!dev_c)
+            GPK_FORWARD_IF_ERROR(
+                copy_batch(ctx, user_c, user.ldc, user.stride_c, dc, sc.ld, step_c, sc, n, es, cudaMemcpyDeviceToHost));
+    }
+    return sync(ctx);
+}
+
+}  // namespace
+
+gpk_status gemm_batched_cuda(gpk_context &ctx, const GemmBatchedCall &c, int index) {
+    bool dev_a = true, dev_b = true, dev_c = true;
+    if (c.k > 0 && c.alpha != 0.0) {
+        GPK_FORWARD_IF_ERROR(locate(ctx, c.A, "A", &dev_a));
+        GPK_FORWARD_IF_ERROR(locate(ctx, c.B, "B", &dev_b));
+    }
+    GPK_FORWARD_IF_ERROR(locate(ctx, c.C, "C", &dev_c));
+    if (dev_a && dev_b && dev_c) return batched_on_device(ctx, c, index);
+    cuda::forget_trace(ctx);  // staged here, not by the pipeline: its trace is an older call's
+    return batched_staged(ctx, c, index, dev_a, dev_b, dev_c);
+}
+
+}  // namespace gpk
