@@ -10,18 +10,6 @@
 namespace gpk {
 namespace {
 
-const char *dtype_name(int dtype) {
-    switch (dtype) {
-        case GPK_F32: return "GPK_F32";
-        case GPK_F64: return "GPK_F64";
-        case GPK_I32: return "GPK_I32";
-        case GPK_I64: return "GPK_I64";
-        case GPK_F16: return "GPK_F16";
-        case GPK_BF16: return "GPK_BF16";
-        default: return "?";
-    }
-}
-
 gpk_status check_dtype(gpk_context *ctx, int dtype) {
     GPK_RETURN_ERROR_IF(dtype_size(dtype) == 0, ctx, GPK_ERROR_INVALID_ARGUMENT,
                         "dtype (%d) must be GPK_F32 (0), GPK_F64 (1), GPK_I32 (2), GPK_I64 (3), GPK_F16 (4) or "

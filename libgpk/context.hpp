@@ -1,5 +1,7 @@
 // The opaque gpk_context. Plain C++: CUDA resources live behind `cuda` (see
-// cuda/resources.hpp), so the host backend and api.cpp need no CUDA headers.
+// cuda/resources.hpp), so this header, and the host backend that includes it, need no
+// CUDA headers; code that uses the CUDA runtime (api.cpp, dispatch.cpp, cuda/)
+// includes cuda/resources.hpp.
 #pragma once
 
 #include "gpk/gpk.h"

@@ -28,27 +28,87 @@ const char *op_label(int op) {
     return names[op];
 }
 
-const char *dtype_label(int dtype) {
-    static const char *const names[] = {"GPK_F32", "GPK_F64", "GPK_I32", "GPK_I64", "GPK_F16", "GPK_BF16"};
-    return dtype >= 0 && dtype < static_cast<int>(sizeof names / sizeof names[0]) ? names[dtype] : "?";
+// NOT_SUPPORTED when rung `i` does not support dtype (-1: the op has no dtype).
+template <class Args>
+gpk_status check_dtype_of(gpk_context &ctx, int op, const Ladder<Args> &ladder, int i, int dtype) {
+    GPK_RETURN_ERROR_IF(dtype >= 0 && !(ladder.rungs[i].dtypes & dtype_bit(dtype)), &ctx, GPK_ERROR_NOT_SUPPORTED,
+                        "variant '%s' of %s does not support dtype %s", ladder.rungs[i].name, op_label(op),
+                        dtype_name(dtype));
+    return GPK_SUCCESS;
 }
 
-// The variant for this call: the one set on the context, or the ladder's pick.
+// Whether rung i takes this call: its dtypes, then what its takes function checks.
+template <class Args>
+gpk_status takes(gpk_context &ctx, const Ladder<Args> &ladder, int i, const Args &args, int dtype,
+                 const char **why_not) {
+    *why_not = nullptr;
+    if (dtype >= 0 && !(ladder.rungs[i].dtypes & dtype_bit(dtype))) {
+        *why_not = "dtype";
+        return GPK_SUCCESS;
+    }
+    return ladder.rungs[i].takes != nullptr ? ladder.rungs[i].takes(ctx, args, why_not) : GPK_SUCCESS;
+}
+
+// "auto": the first rung of the ladder's preference list that takes the call.
+template <class Args>
+gpk_status pick(gpk_context &ctx, int op, const Ladder<Args> &ladder, const Args &args, int dtype, int *index) {
+    for (int k = 0; k < ladder.auto_count; ++k) {
+        const char *why_not = nullptr;
+        GPK_FORWARD_IF_ERROR(takes(ctx, ladder, ladder.autos[k], args, dtype, &why_not));
+        if (why_not == nullptr) {
+            *index = ladder.autos[k];
+            return GPK_SUCCESS;
+        }
+    }
+    return fail(&ctx, GPK_ERROR_NOT_SUPPORTED, "no variant of %s that \"auto\" may choose takes this call",
+                op_label(op));
+}
+
+// The variant for this call: the one set on the context, if it takes the call, or
+// the ladder's pick.
 template <class Args>
 gpk_status select(gpk_context &ctx, int op, const Ladder<Args> &ladder, const Args &args, int dtype, int *index) {
-    const int i = ctx.variant[op] >= 0 ? ctx.variant[op] : ladder.pick(args);
-    GPK_RETURN_ERROR_IF(!(ladder.rungs[i].dtypes & dtype_bit(dtype)), &ctx, GPK_ERROR_NOT_SUPPORTED,
-                        "variant '%s' of %s does not support dtype %s", ladder.rungs[i].name, op_label(op),
-                        dtype_label(dtype));
+    const int i = ctx.variant[op];
+    if (i < 0) return pick(ctx, op, ladder, args, dtype, index);
+    GPK_FORWARD_IF_ERROR(check_dtype_of(ctx, op, ladder, i, dtype));
+    const char *why_not = nullptr;
+    GPK_FORWARD_IF_ERROR(takes(ctx, ladder, i, args, dtype, &why_not));
+    GPK_RETURN_ERROR_IF(why_not != nullptr, &ctx, GPK_ERROR_NOT_SUPPORTED, "variant '%s' of %s cannot take this call: %s",
+                        ladder.rungs[i].name, op_label(op), why_not);
     *index = i;
     return GPK_SUCCESS;
 }
 
-// Validation compares with the vendor variant, or with the first rung of our own
-// when the vendor variant is the one being checked.
+const Ladder<GemmArgs> &cuda_ladder_for(const GemmArgs &) { return gemm_ladder(GPK_BACKEND_CUDA); }
+const Ladder<ReduceArgs> &cuda_ladder_for(const ReduceArgs &) { return reduce_ladder(GPK_BACKEND_CUDA); }
+const Ladder<TransposeArgs> &cuda_ladder_for(const TransposeArgs &) { return transpose_ladder(GPK_BACKEND_CUDA); }
+int op_of(const GemmArgs &) { return GPK_OP_GEMM; }
+int op_of(const ReduceArgs &) { return GPK_OP_REDUCE; }
+int op_of(const TransposeArgs &) { return GPK_OP_TRANSPOSE; }
+
+// "auto" for each launch on the CUDA backend: the staging pipeline launches on
+// pieces of the arrays, and a piece may be aligned where the whole is not, or the
+// other way round, so the rung that takes it is chosen piece by piece.
+template <class Args>
+gpk_status run_auto(gpk_context &ctx, const Args &args) {
+    const Ladder<Args> &ladder = cuda_ladder_for(args);
+    int index = 0;
+    GPK_FORWARD_IF_ERROR(pick(ctx, op_of(args), ladder, args, args.dtype, &index));
+    return ladder.rungs[index].run(ctx, args);
+}
+
+// What the CUDA backend launches for rung `index`: the rung itself when it was set on
+// the context or "auto" has one choice only, else run_auto.
+template <class Args>
+Launcher<Args> launcher(const gpk_context &ctx, int op, const Ladder<Args> &ladder, int index) {
+    return ctx.variant[op] >= 0 || ladder.auto_count == 1 ? ladder.rungs[index].run : run_auto<Args>;
+}
+
+// Validation compares with the vendor variant, or with the reference rung when the
+// vendor variant is the one being checked.
 template <class Args>
 int checker_of(const Ladder<Args> &ladder, int index) {
-    return index != ladder.vendor ? ladder.vendor : 1;
+    return index != ladder.vendor ? ladder.vendor : ladder.reference;
 }
 
 bool gpus_present() {
@@ -179,14 +239,12 @@ gpk_status compare_gemm_any(gpk_context &ctx, const GemmArgs &a, const void *ref
 }
 
 // The rung that checks rung `index` for a dtype: the vendor's, or, when the vendor's
-// is the one checked, the first rung of ours that takes the dtype; -1 when none does
-// (the 16-bit dtypes, until a rung of ours computes them), and the host backend's
-// reference checks it instead.
+// is the one checked, the reference rung if it takes the dtype; -1 when it does not
+// (the 16-bit dtypes), and the host backend's reference checks it instead. Only rungs
+// that take every call of their dtypes check others.
 int gemm_checker(const Ladder<GemmArgs> &ladder, int index, int dtype) {
     if (index != ladder.vendor) return ladder.vendor;
-    for (int i = 0; i < ladder.count; ++i)
-        if (i != ladder.vendor && (ladder.rungs[i].dtypes & dtype_bit(dtype))) return i;
-    return -1;
+    return (ladder.rungs[ladder.reference].dtypes & dtype_bit(dtype)) ? ladder.reference : -1;
 }
 
 // The host reference of the device call `a` into the device matrix `check` (m x m
@@ -226,12 +284,12 @@ gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row
     const size_t es = dtype_size(user.dtype);
     GemmArgs a = user;
     // k == 0 or alpha == 0 leaves C = beta * C: A and B are not read (CBLAS), and the
-    // first rung does exactly that with k = 0, whatever variant was chosen. For the
-    // 16-bit dtypes, which the first rung does not take, the vendor rung's launcher
+    // reference rung does exactly that with k = 0, whatever variant was chosen. For the
+    // 16-bit dtypes, which the reference rung does not take, the vendor rung's launcher
     // does it with a kernel of its own (no cuBLAS call), beta applied in F32.
     const bool scale_only = a.k == 0 || a.alpha == 0.0;
     if (scale_only) a.k = 0;
-    const Launcher<GemmArgs> scaler = is_16bit(a.dtype) ? cuda::gemm_cublas : cuda::gemm_naive;
+    const Launcher<GemmArgs> scaler = ladder.rungs[is_16bit(a.dtype) ? ladder.vendor : ladder.reference].run;
 
     const Storage sa{a.transa ? a.k : a.m, a.transa ? a.m : a.k, a.lda};
     const Storage sb{a.transb ? a.n : a.k, a.transb ? a.k : a.n, a.ldb};
@@ -243,7 +301,7 @@ gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row
     GPK_FORWARD_IF_ERROR(locate(ctx, a.C, "C", &dev_c));
     if (!(dev_a && dev_b && dev_c) && !ctx.validation) {
         // The caller's B stays resident: after the row-major swap that is the normalized A.
-        const Launcher<GemmArgs> run = scale_only ? scaler : ladder.rungs[index].run;
+        const Launcher<GemmArgs> run = scale_only ? scaler : launcher(ctx, GPK_OP_GEMM, ladder, index);
         return cuda::staged_gemm(ctx, a, run, row_major, dev_a, dev_b, dev_c);
     }
     if (!(dev_a && dev_b && dev_c)) cuda::forget_trace(ctx);
@@ -278,7 +336,7 @@ gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row
             GPK_FORWARD_IF_ERROR(copy_matrix(ctx, check, a.m, a.C, a.ldc, a.m, a.n, es, cudaMemcpyDeviceToDevice));
     }
 
-    GPK_FORWARD_IF_ERROR(scale_only ? scaler(ctx, a) : ladder.rungs[index].run(ctx, a));
+    GPK_FORWARD_IF_ERROR(scale_only ? scaler(ctx, a) : launcher(ctx, GPK_OP_GEMM, ladder, index)(ctx, a));
 
     if (validate) {
         const int ci = gemm_checker(ladder, index, a.dtype);
@@ -367,7 +425,8 @@ gpk_status reduce_cuda(gpk_context &ctx, const ReduceArgs &user, int index) {
     bool dev_x = true, dev_r = true;
     if (a.n > 0) GPK_FORWARD_IF_ERROR(locate(ctx, a.x, "x", &dev_x));
     GPK_FORWARD_IF_ERROR(locate(ctx, a.result, "result", &dev_r));
-    if (!dev_x && !ctx.validation) return cuda::staged_reduce(ctx, a, ladder.rungs[index].run, dev_r);
+    const Launcher<ReduceArgs> run = launcher(ctx, GPK_OP_REDUCE, ladder, index);
+    if (!dev_x && !ctx.validation) return cuda::staged_reduce(ctx, a, run, dev_r);
     if (!dev_x) cuda::forget_trace(ctx);
 
     Arena arena{};
@@ -379,7 +438,7 @@ gpk_status reduce_cuda(gpk_context &ctx, const ReduceArgs &user, int index) {
     }
     if (!dev_r) a.result = arena.take(rs);
 
-    GPK_FORWARD_IF_ERROR(ladder.rungs[index].run(ctx, a));
+    GPK_FORWARD_IF_ERROR(run(ctx, a));
 
     if (ctx.validation) {
         const int ci = checker_of(ladder, index);
@@ -418,7 +477,8 @@ gpk_status transpose_cuda(gpk_context &ctx, const TransposeArgs &user, int index
     bool dev_a = true, dev_b = true;
     GPK_FORWARD_IF_ERROR(locate(ctx, a.A, "A", &dev_a));
     GPK_FORWARD_IF_ERROR(locate(ctx, a.B, "B", &dev_b));
-    if (!(dev_a && dev_b) && !ctx.validation) return cuda::staged_transpose(ctx, a, ladder.rungs[index].run, dev_a, dev_b);
+    const Launcher<TransposeArgs> run = launcher(ctx, GPK_OP_TRANSPOSE, ladder, index);
+    if (!(dev_a && dev_b) && !ctx.validation) return cuda::staged_transpose(ctx, a, run, dev_a, dev_b);
     if (!(dev_a && dev_b)) cuda::forget_trace(ctx);
 
     Arena arena{};
@@ -430,7 +490,7 @@ gpk_status transpose_cuda(gpk_context &ctx, const TransposeArgs &user, int index
     }
     if (!dev_b) a.B = arena.take(bytes), a.ldb = a.cols;
 
-    GPK_FORWARD_IF_ERROR(ladder.rungs[index].run(ctx, a));
+    GPK_FORWARD_IF_ERROR(run(ctx, a));
 
     if (ctx.validation) {
         const char *name = ladder.rungs[index].name;
@@ -448,13 +508,18 @@ gpk_status transpose_cuda(gpk_context &ctx, const TransposeArgs &user, int index
 // ---- pi ---------------------------------------------------------------------------
 
 // The variant pi validation compares with: the vendor's, unless it is the one being
-// checked or the range lies past its reach; then the default rung, or for the default
-// rung itself the first rung of ours.
-int pi_checker(const Ladder<PiArgs> &ladder, const PiArgs &a, int index) {
+// checked or the range lies past its reach; then "auto"'s rung, or for that rung
+// itself the reference rung.
+gpk_status pi_checker(gpk_context &ctx, const Ladder<PiArgs> &ladder, const PiArgs &a, int index, int *checker) {
     const bool vendor_reaches = a.first <= cuda::kCurandPiSamples && a.count <= cuda::kCurandPiSamples - a.first;
-    if (index != ladder.vendor && vendor_reaches) return ladder.vendor;
-    const int best = ladder.pick(a);
-    return index != best ? best : ladder.vendor + 1;
+    if (index != ladder.vendor && vendor_reaches) {
+        *checker = ladder.vendor;
+        return GPK_SUCCESS;
+    }
+    int best = 0;
+    GPK_FORWARD_IF_ERROR(pick(ctx, GPK_OP_PI, ladder, a, -1, &best));
+    *checker = index != best ? best : ladder.reference;
+    return GPK_SUCCESS;
 }
 
 gpk_status pi_cuda(gpk_context &ctx, const PiArgs &a, int index) {
@@ -463,7 +528,8 @@ gpk_status pi_cuda(gpk_context &ctx, const PiArgs &a, int index) {
     if (ctx.validation && a.count > 0) {
         // Families differ in their draws, so the check is statistical: both estimates
         // of the same probability must agree within 6 combined standard errors.
-        const int ci = pi_checker(ladder, a, index);
+        int ci = 0;
+        GPK_FORWARD_IF_ERROR(pi_checker(ctx, ladder, a, index, &ci));
         uint64_t other = 0;
         PiArgs c = a;
         c.hits = &other;
@@ -485,19 +551,12 @@ gpk_status pi_cuda(gpk_context &ctx, const PiArgs &a, int index) {
 gpk_status check_variant_dtype(gpk_context &ctx, int op, int dtype) {
     const int i = ctx.variant[op];
     if (i < 0) return GPK_SUCCESS;
-    unsigned dtypes = 0;
-    const char *name = nullptr;
     switch (op) {
-        case GPK_OP_GEMM: dtypes = gemm_ladder(ctx.backend).rungs[i].dtypes, name = gemm_ladder(ctx.backend).rungs[i].name; break;
-        case GPK_OP_REDUCE: dtypes = reduce_ladder(ctx.backend).rungs[i].dtypes, name = reduce_ladder(ctx.backend).rungs[i].name; break;
-        case GPK_OP_TRANSPOSE:
-            dtypes = transpose_ladder(ctx.backend).rungs[i].dtypes, name = transpose_ladder(ctx.backend).rungs[i].name;
-            break;
+        case GPK_OP_GEMM: return check_dtype_of(ctx, op, gemm_ladder(ctx.backend), i, dtype);
+        case GPK_OP_REDUCE: return check_dtype_of(ctx, op, reduce_ladder(ctx.backend), i, dtype);
+        case GPK_OP_TRANSPOSE: return check_dtype_of(ctx, op, transpose_ladder(ctx.backend), i, dtype);
         default: return GPK_SUCCESS;
     }
-    GPK_RETURN_ERROR_IF(!(dtypes & dtype_bit(dtype)), &ctx, GPK_ERROR_NOT_SUPPORTED,
-                        "variant '%s' of %s does not support dtype %s", name, op_label(op), dtype_label(dtype));
-    return GPK_SUCCESS;
 }
 
 gpk_status run_gemm(gpk_context &ctx, const GemmArgs &args, int layout) {
@@ -547,7 +606,8 @@ gpk_status run_transpose(gpk_context &ctx, const TransposeArgs &args) {
 
 gpk_status run_pi(gpk_context &ctx, const PiArgs &args) {
     const Ladder<PiArgs> &ladder = pi_ladder(ctx.backend);
-    const int index = ctx.variant[GPK_OP_PI] >= 0 ? ctx.variant[GPK_OP_PI] : ladder.pick(args);
+    int index = 0;
+    GPK_FORWARD_IF_ERROR(select(ctx, GPK_OP_PI, ladder, args, -1, &index));
     if (ctx.backend == GPK_BACKEND_CUDA) {
         cuda::DeviceGuard guard(ctx);
         return pi_cuda(ctx, args, index);

@@ -70,6 +70,19 @@ inline size_t dtype_size(int dtype) {
     }
 }
 
+// A dtype's name as the API spells it, for messages ("?" for an unknown one).
+inline const char *dtype_name(int dtype) {
+    switch (dtype) {
+        case GPK_F32: return "GPK_F32";
+        case GPK_F64: return "GPK_F64";
+        case GPK_I32: return "GPK_I32";
+        case GPK_I64: return "GPK_I64";
+        case GPK_F16: return "GPK_F16";
+        case GPK_BF16: return "GPK_BF16";
+        default: return "?";
+    }
+}
+
 // The 2-byte floating-point dtypes: F32 accumulation, one rounding of a gemm result.
 inline bool is_16bit(int dtype) { return dtype == GPK_F16 || dtype == GPK_BF16; }
 

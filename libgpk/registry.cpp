@@ -1,6 +1,7 @@
 // The ladders. Order is the ladder's: the vendor library (or, on the host backend,
-// the reference) first, then the rungs from the simplest kernel up. Adding a rung is
-// one line here and one file under cuda/<op>/.
+// the reference) first, then the rungs from the simplest kernel up. The CUDA ladders
+// are the lists cuda/<op>/rungs.def (see cuda/ladders.hpp): adding a rung is one
+// file under cuda/<op>/ and one line in its rungs.def.
 #include "registry.hpp"
 
 #include "cuda/ladders.hpp"
@@ -19,10 +20,22 @@ constexpr Variant<ReduceArgs> kHostReduce[] = {{"host", kAllTypes, host::reduce}
 constexpr Variant<TransposeArgs> kHostTranspose[] = {{"host", kAllTypes, host::transpose}};
 constexpr Variant<PiArgs> kHostPi[] = {{"host", kAllTypes, host::pi}};
 
-template <class Args>
-int first_rung(const Args &) { return 0; }
+template <class Args, int N>
+constexpr Ladder<Args> host_ladder(const Variant<Args> (&rungs)[N]) {
+    return Ladder<Args>{rungs, N, -1, 0, {0}, 1};
+}
 
-// The index of the rung called `name` in `rungs`, at compile time: a pick names its
+// ---- CUDA backend: the rungs.def lists --------------------------------------------
+
+// The roles a rungs.def names, by rung name.
+struct Roles {
+    const char *vendor = nullptr;
+    const char *reference = nullptr;
+    const char *autos[kMaxAuto] = {};
+    int auto_count = 0;
+};
+
+// The index of the rung called `name` in `rungs`, at compile time: a role names its
 // rung, and a renamed or removed rung fails the build instead of picking another.
 constexpr bool same_name(const char *a, const char *b) {
     while (*a != '\0' && *a == *b) ++a, ++b;
@@ -35,98 +48,79 @@ constexpr int rung(const Variant<Args> (&rungs)[N], const char *name) {
     throw "no rung of that name";  // not a constant expression: a compile error
 }
 
-// ---- CUDA backend -----------------------------------------------------------------
+template <class Args, int N>
+constexpr Ladder<Args> cuda_ladder(const Variant<Args> (&rungs)[N], const Roles &roles) {
+    Ladder<Args> l{rungs, N, rung(rungs, roles.vendor), rung(rungs, roles.reference), {}, roles.auto_count};
+    if (roles.auto_count < 1) throw "no GPK_AUTO line";
+    // Validation runs them on whatever call it checks.
+    if (rungs[l.vendor].takes != nullptr || rungs[l.reference].takes != nullptr)
+        throw "the vendor and reference rungs must take every call";
+    for (int i = 0; i < roles.auto_count; ++i) l.autos[i] = rung(rungs, roles.autos[i]);
+    return l;
+}
+
+#define GPK_TAKES_any(launcher) nullptr
+#define GPK_TAKES_checked(launcher) cuda::launcher##_takes
+#define GPK_RUNG(nn, name, launcher, dtypes, takes) {#name, GPK_DTYPES_##dtypes, cuda::launcher, GPK_TAKES_##takes(launcher)},
+#define GPK_VENDOR(name)
+#define GPK_REFERENCE(name)
+#define GPK_AUTO(name)
 
 constexpr Variant<GemmArgs> kCudaGemm[] = {
-    {"cublas", kFloatTypes | k16BitTypes, cuda::gemm_cublas},
-    {"naive", kFloatTypes, cuda::gemm_naive},
-    {"coalesced", kFloatTypes, cuda::gemm_coalesced},
-    {"smem_tile", kFloatTypes, cuda::gemm_smem_tile},
-    {"multi_output", kFloatTypes, cuda::gemm_multi_output},
-    {"transposed_b", kFloatTypes, cuda::gemm_transposed_b},
-    {"rank1", kFloatTypes, cuda::gemm_rank1},
-    {"register_2d", kFloatTypes, cuda::gemm_register_2d},
-    {"warptile_async", kFloatTypes, cuda::gemm_warptile_async},
-    {"dmma_f64", dtype_bit(GPK_F64), cuda::gemm_dmma_f64},
-    {"prefetch", dtype_bit(GPK_F32), cuda::gemm_prefetch},
+#include "cuda/gemm/rungs.def"
 };
-// "auto" is cuBLAS: the best rung of ours, prefetch, reaches 0.91x of it at 4096^3 and
-// 8192^3 and 0.83-0.84x at 1000^3 and 4097^3 on the H100, and leads only where k is
-// small (8192x8192x256: 1.00-1.03x, runs 30a and 31 in docs/PERFORMANCE.md), by less
-// than the spread between runs.
-int pick_gemm(const GemmArgs &) { return 0; }
-
 constexpr Variant<ReduceArgs> kCudaReduce[] = {
-    {"cub", kAllTypes, cuda::reduce_cub},
-    {"interleaved", kAllTypes, cuda::reduce_interleaved},
-    {"interleaved_strided", kAllTypes, cuda::reduce_interleaved_strided},
-    {"sequential", kAllTypes, cuda::reduce_sequential},
-    {"first_add", kAllTypes, cuda::reduce_first_add},
-    {"unroll_last_warp", kAllTypes, cuda::reduce_unroll_last_warp},
-    {"unroll_complete", kAllTypes, cuda::reduce_unroll_complete},
-    {"multi_add", kAllTypes, cuda::reduce_multi_add},
-    {"unroll8", kAllTypes, cuda::reduce_unroll8},
-    {"warp_shuffle", kAllTypes, cuda::reduce_warp_shuffle},
-    {"vec16", kAllTypes, cuda::reduce_vec16},
-    {"single_pass", kAllTypes, cuda::reduce_single_pass},
+#include "cuda/reduce/rungs.def"
 };
-// The single-pass rung (one launch, 16-byte loads, partials combined in a fixed order
-// by the last block) leads CUB where launches count and matches it at DRAM speed on
-// the H100: 1.21x at 2^22 elements, 1.00-1.01x at 2^28, and 0.95x or better at every
-// power of two from 2^10 to 2^30 (run 22 in docs/PERFORMANCE.md).
-int pick_reduce(const ReduceArgs &) {
-    constexpr int best = rung(kCudaReduce, "single_pass");
-    return best;
-}
-
 constexpr Variant<TransposeArgs> kCudaTranspose[] = {
-    {"cublas_geam", kFloatTypes, cuda::transpose_geam},  // not 16-bit: see 00_cublas_geam.cu
-    {"naive", kAllTypes, cuda::transpose_naive},
-    {"smem_tile", kAllTypes, cuda::transpose_smem_tile},
-    {"padded_tile", kAllTypes, cuda::transpose_padded_tile},
-    {"block_rows", kAllTypes, cuda::transpose_block_rows},
-    {"tile64", kAllTypes, cuda::transpose_tile64},
-    {"tile64_vec2", kAllTypes, cuda::transpose_tile64_vec2},
-    {"tile64_vec16", kWordTypes, cuda::transpose_tile64_vec16},
+#include "cuda/transpose/rungs.def"
 };
-// geam computes 1 * A + 0 * B, which quiets signalling NaNs and rewrites NaN
-// payloads, so "auto" is always a rung of ours, which moves bits (and takes 2-byte
-// elements, which geam cannot move exactly). On the H100 the
-// 64x64 tile with pair accesses is the fastest F32 rung (1.01x geam at 8192^2 and
-// 16384^2, 0.96x the copy) and on a par with the others for F64 (1.02x geam); the
-// 16-byte rung is slower for F32 (run 23 in docs/PERFORMANCE.md). It falls back to
-// the plain 64x64 tile when the arrays are not aligned for pairs.
-int pick_transpose(const TransposeArgs &) {
-    constexpr int best = rung(kCudaTranspose, "tile64_vec2");
-    return best;
-}
-
 constexpr Variant<PiArgs> kCudaPi[] = {
-    {"curand_thrust", kAllTypes, cuda::pi_curand},
-    {"lecture", kAllTypes, cuda::pi_lecture},
-    {"fused", kAllTypes, cuda::pi_fused},
-    {"registers", kAllTypes, cuda::pi_registers},
-    {"ilp", kAllTypes, cuda::pi_ilp},
-    {"persistent", kAllTypes, cuda::pi_persistent},
-    {"sobol", kAllTypes, cuda::pi_sobol},
+#include "cuda/pi/rungs.def"
 };
-// The default must be of the Philox family, so that hits match the host backend.
-int pick_pi(const PiArgs &) {
-    constexpr int best = rung(kCudaPi, "persistent");
-    return best;
+
+#undef GPK_RUNG
+#undef GPK_VENDOR
+#undef GPK_REFERENCE
+#undef GPK_AUTO
+#define GPK_RUNG(nn, name, launcher, dtypes, takes)
+#define GPK_VENDOR(name) r.vendor = #name;
+#define GPK_REFERENCE(name) r.reference = #name;
+#define GPK_AUTO(name) r.autos[r.auto_count++] = #name;
+
+constexpr Roles gemm_roles() {
+    Roles r;
+#include "cuda/gemm/rungs.def"
+    return r;
+}
+constexpr Roles reduce_roles() {
+    Roles r;
+#include "cuda/reduce/rungs.def"
+    return r;
+}
+constexpr Roles transpose_roles() {
+    Roles r;
+#include "cuda/transpose/rungs.def"
+    return r;
+}
+constexpr Roles pi_roles() {
+    Roles r;
+#include "cuda/pi/rungs.def"
+    return r;
 }
 
-template <class Args, int N>
-constexpr Ladder<Args> ladder(const Variant<Args> (&rungs)[N], int vendor, int (*pick)(const Args &)) {
-    return Ladder<Args>{rungs, N, vendor, pick};
-}
+#undef GPK_RUNG
+#undef GPK_VENDOR
+#undef GPK_REFERENCE
+#undef GPK_AUTO
+#undef GPK_TAKES_checked
+#undef GPK_TAKES_any
 
-const Ladder<GemmArgs> kGemm[2] = {ladder(kCudaGemm, 0, pick_gemm), ladder(kHostGemm, -1, first_rung<GemmArgs>)};
-const Ladder<ReduceArgs> kReduce[2] = {ladder(kCudaReduce, 0, pick_reduce),
-                                       ladder(kHostReduce, -1, first_rung<ReduceArgs>)};
-const Ladder<TransposeArgs> kTranspose[2] = {ladder(kCudaTranspose, 0, pick_transpose),
-                                             ladder(kHostTranspose, -1, first_rung<TransposeArgs>)};
-const Ladder<PiArgs> kPi[2] = {ladder(kCudaPi, 0, pick_pi), ladder(kHostPi, -1, first_rung<PiArgs>)};
+constexpr Ladder<GemmArgs> kGemm[2] = {cuda_ladder(kCudaGemm, gemm_roles()), host_ladder(kHostGemm)};
+constexpr Ladder<ReduceArgs> kReduce[2] = {cuda_ladder(kCudaReduce, reduce_roles()), host_ladder(kHostReduce)};
+constexpr Ladder<TransposeArgs> kTranspose[2] = {cuda_ladder(kCudaTranspose, transpose_roles()),
+                                                 host_ladder(kHostTranspose)};
+constexpr Ladder<PiArgs> kPi[2] = {cuda_ladder(kCudaPi, pi_roles()), host_ladder(kHostPi)};
 
 int slot(int backend) { return backend == GPK_BACKEND_CUDA ? 0 : 1; }
 

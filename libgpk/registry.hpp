@@ -1,5 +1,6 @@
 // One static ladder per (op, backend): its variants in ladder order, each with the
-// dtypes it supports, and the rule "auto" uses to pick one for a call.
+// dtypes it supports, and its roles: the vendor's rung, the reference rung and the
+// rungs "auto" prefers, best first. The CUDA ladders are read from cuda/<op>/rungs.def.
 #pragma once
 
 #include "ops.hpp"
@@ -13,19 +14,29 @@ constexpr unsigned k16BitTypes = dtype_bit(GPK_F16) | dtype_bit(GPK_BF16);
 constexpr unsigned kWordTypes = kFloatTypes | dtype_bit(GPK_I32) | dtype_bit(GPK_I64);  // 4- and 8-byte
 constexpr unsigned kAllTypes = kWordTypes | k16BitTypes;
 
+// Whether a rung takes a call beyond its dtypes (alignment, the GPU): *why_not is
+// null when it does, else the reason. Null for rungs that take every call.
+template <class Args>
+using Takes = gpk_status (*)(gpk_context &ctx, const Args &args, const char **why_not);
+
 template <class Args>
 struct Variant {
     const char *name;
     unsigned dtypes;
     Launcher<Args> run;
+    Takes<Args> takes = nullptr;
 };
+
+constexpr int kMaxAuto = 4;
 
 template <class Args>
 struct Ladder {
     const Variant<Args> *rungs;
     int count;
-    int vendor;                       // index of the vendor-library variant, -1 if none
-    int (*pick)(const Args &args);    // "auto": index of the best rung for this call
+    int vendor;            // the vendor library's rung, -1 if none
+    int reference;         // the simplest rung of ours, which checks the vendor's
+    int autos[kMaxAuto];   // "auto": the first of these that takes the call
+    int auto_count;
 };
 
 const Ladder<GemmArgs> &gemm_ladder(int backend);

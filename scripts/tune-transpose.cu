@@ -2,14 +2,14 @@
 // and rung 6's first 64x64 shared tile with pair accesses (transpose-tile64-vec2.cuh), each with and
 // without streaming cache hints, against cublas<t>geam and a plain 16-byte copy
 // measured in the same process, and checks each result bit for bit against geam. Built and run by scripts/tune-transpose.
-// Also the configurations of tile_tuned.cuh (tile shape, threads, vector widths,
+// Also the configurations of transpose-tile-tuned.cuh (tile shape, threads, vector widths,
 // staggered shared accesses, grid order, a persistent grid with the next tile's loads
 // issued before the current tile's stores), each also checked on ragged shapes with
 // padded leading dimensions. L2 is flushed before every timed call, as gpk-bench
 // does, and the copy is gpk-bench's (one 16-byte vector per thread).
 #include "transpose-register-block.cuh"
 #include "transpose-tile64-vec2.cuh"
-#include "../libgpk/cuda/transpose/tile_tuned.cuh"
+#include "transpose-tile-tuned.cuh"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <type_traits>
 #include <string>
@@ -124,7 +125,7 @@ Launch tile_vec2() {
     };
 }
 
-namespace tt = gpk::cuda::tile_tuned;
+namespace tt = gpk::cuda::tile_tune;
 
 template <class U, class C>
 Launch tuned() {
@@ -306,8 +307,15 @@ int main(int argc, char **argv) {
         if (argc > 2) {
             FILE *f = std::fopen(argv[2], "w");
             if (f) {
+                // The library's Config takes the first five parameters: a pick with the
+                // tuner-only options off is written in that form.
+                std::string config = cands[best].config;
+                for (const char *off : {", 0, false, false, false>", ", 0, false, false, false, 0>"}) {
+                    const size_t at = config.size() >= std::strlen(off) ? config.size() - std::strlen(off) : 0;
+                    if (config.compare(at, std::string::npos, off) == 0) config = config.substr(0, at) + ">";
+                }
                 std::fprintf(f, "// Written by scripts/tune-transpose: %s.\nusing Pick = tile_tuned::%s;\n",
-                             cands[best].name.c_str(), cands[best].config.c_str());
+                             cands[best].name.c_str(), config.c_str());
                 std::fclose(f);
             }
         }

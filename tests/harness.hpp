@@ -395,15 +395,25 @@ public:
 
     // Accepts a status of a call that might be NOT_SUPPORTED for this variant and
     // dtype. Returns true when the call succeeded and its results must be checked.
-    // NOT_SUPPORTED is allowed only from a named variant, and only consistently for
-    // its dtype: a variant that did a dtype once must do it every time.
+    // NOT_SUPPORTED is allowed only from a named variant ("auto" chooses among the
+    // rungs that take the call) and counts the case as unsupported. A refusal of the
+    // dtype ("does not support dtype") must be consistent: a variant that did a
+    // dtype once must do it every time. A refusal of the call ("cannot take this
+    // call": alignment, the GPU) must name the variant.
     bool accept(Case &c, gpk_status st, int op, const std::string &variant, int dtype, const char *call) {
         if (st == GPK_SUCCESS) {
             return note_support(c, op, variant, dtype, true);
         }
         if (st == GPK_ERROR_NOT_SUPPORTED && variant != "auto") {
-            if (gpk_last_error(ctx_)[0] == '\0') c.fail("%s -> NOT_SUPPORTED with an empty gpk_last_error", call);
-            if (note_support(c, op, variant, dtype, false)) c.mark_unsupported();
+            const std::string why = gpk_last_error(ctx_);
+            if (why.empty()) c.fail("%s -> NOT_SUPPORTED with an empty gpk_last_error", call);
+            if (why.find("cannot take this call") != std::string::npos) {
+                if (why.find("'" + variant + "'") == std::string::npos)
+                    c.fail("%s -> NOT_SUPPORTED without naming variant '%s': %s", call, variant.c_str(), why.c_str());
+                c.mark_unsupported();
+            } else if (note_support(c, op, variant, dtype, false)) {
+                c.mark_unsupported();
+            }
             return false;
         }
         c.fail("%s -> %s (%d): %s", call, gpk_status_string(st), static_cast<int>(st), gpk_last_error(ctx_));

@@ -183,6 +183,35 @@ void run(Suite &suite, const Config &g, const std::vector<std::string> &variants
 
 }  // namespace
 
+// A rung that cannot take a call returns NOT_SUPPORTED naming itself and writes
+// nothing; "auto" takes the same call with a rung that can. tile64_vec2's pair
+// accesses need even leading dimensions (CUDA backend only).
+void refusal(Suite &suite) {
+    if (!suite.cuda() || !Suite::chosen("tile64_vec2")) return;
+    Case c(suite, "transpose tile64_vec2 refuses odd leading dimensions; auto takes the call");
+    gpk_context *ctx = suite.ctx();
+    const int64_t rows = 33, cols = 17, lda = 35, ldb = 19;
+    std::vector<float> A(static_cast<size_t>(lda * cols)), B(static_cast<size_t>(ldb * rows), -1.0f);
+    for (size_t i = 0; i < A.size(); ++i) A[i] = static_cast<float>(i);
+    const std::vector<float> B0 = B;
+    if (!suite.select(c, GPK_OP_TRANSPOSE, "tile64_vec2")) return;
+    gpk_status st = gpk_transpose(ctx, GPK_F32, GPK_COL_MAJOR, rows, cols, A.data(), lda, B.data(), ldb);
+    const std::string why = gpk_last_error(ctx);
+    if (st != GPK_ERROR_NOT_SUPPORTED)
+        c.fail("tile64_vec2 with lda %" PRId64 ", ldb %" PRId64 " -> %s, want NOT_SUPPORTED", lda, ldb,
+               gpk_status_string(st));
+    else if (why.find("'tile64_vec2'") == std::string::npos)
+        c.fail("the refusal does not name the rung: %s", why.c_str());
+    if (B != B0) c.fail("the refused call wrote B");
+    if (!suite.select(c, GPK_OP_TRANSPOSE, "auto")) return;
+    st = gpk_transpose(ctx, GPK_F32, GPK_COL_MAJOR, rows, cols, A.data(), lda, B.data(), ldb);
+    if (!c.expect(st, GPK_SUCCESS, "gpk_transpose (auto)")) return;
+    for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j)
+            if (B[j + i * ldb] != A[i + j * lda])
+                return c.fail("auto: B(%" PRId64 ", %" PRId64 ") is not A(%" PRId64 ", %" PRId64 ")", j, i, i, j);
+}
+
 int main(int argc, char **argv) {
     Suite suite("test_transpose", argc, argv);
     const std::vector<std::string> variants = suite.variants(GPK_OP_TRANSPOSE);
@@ -231,5 +260,6 @@ int main(int argc, char **argv) {
                     run(suite, g, variants, rotation++);
                 }
 
+    refusal(suite);
     return suite.finish();
 }

@@ -1,6 +1,6 @@
 // The simple fused kernel of the cuRAND device API, the yardstick of the pi ladder:
 // the straightforward way to fuse generation and counting with the vendor's device
-// API (about 550 G samples/s on an H100). gpk-bench times it next to the ladder
+// API (its figures: docs/PERFORMANCE.md, section "Auto: pi"). gpk-bench times it next to the ladder
 // (ceilings.cu) and scripts/pi-probe.cu next to its variants of the persistent rung.
 // It is not a library variant: its points come from cuRAND's Philox subsequences, one
 // per thread, a stream of their own, so its hits are held to the statistics only.
@@ -22,8 +22,8 @@ constexpr uint64_t kPiReferenceMaxPairs = UINT32_MAX / (2 * 32);
 
 // kOffset false is the kernel as it is usually written, curand_init(seed, tid, 0,
 // &state) with a literal 0: the compiler builds it differently from the one with a
-// run-time offset, which measured 3 % faster on the H100 (569.5 against 552.5 G
-// samples/s, docs/PERFORMANCE.md run 35).
+// run-time offset, and the two measure differently (docs/PERFORMANCE.md, section
+// "Auto: pi").
 template <bool kOffset>
 __global__ void __launch_bounds__(kPiReferenceBlock)
     pi_reference_kernel(uint64_t pairs_per_thread, uint64_t offset, uint64_t seed, unsigned long long *hits) {

@@ -192,27 +192,19 @@ const char *backend_name(int backend) {
     }
 }
 
+// The dtypes' names on the command line, indexed by their GPK_* values.
+constexpr const char *kDtypeNames[] = {"f32", "f64", "i32", "i64", "f16", "bf16"};
+constexpr int kDtypeCount = 6;
+static_assert(GPK_F32 == 0 && GPK_F64 == 1 && GPK_I32 == 2 && GPK_I64 == 3 && GPK_F16 == 4 && GPK_BF16 == 5,
+              "kDtypeNames is indexed by dtype");
+
 int parse_dtype(const std::string &text) {
-    if (text == "f32") return GPK_F32;
-    if (text == "f64") return GPK_F64;
-    if (text == "i32") return GPK_I32;
-    if (text == "i64") return GPK_I64;
-    if (text == "f16") return GPK_F16;
-    if (text == "bf16") return GPK_BF16;
+    for (int d = 0; d < kDtypeCount; ++d)
+        if (text == kDtypeNames[d]) return d;
     return -1;
 }
 
-const char *dtype_name(int dtype) {
-    switch (dtype) {
-        case GPK_F32: return "f32";
-        case GPK_F64: return "f64";
-        case GPK_I32: return "i32";
-        case GPK_I64: return "i64";
-        case GPK_F16: return "f16";
-        case GPK_BF16: return "bf16";
-        default: return "-";
-    }
-}
+const char *dtype_name(int dtype) { return dtype >= 0 && dtype < kDtypeCount ? kDtypeNames[dtype] : "-"; }
 
 size_t dtype_bytes(int dtype) {
     if (dtype == GPK_F16 || dtype == GPK_BF16) return 2;

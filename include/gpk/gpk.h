@@ -179,8 +179,10 @@ GPK_API const char *gpk_variant_name(const gpk_context *ctx, int op, int index);
 /*! gpk_set_variant() :
  *  Chooses the variant of `op` used by later calls on this context. Sticky.
  *  NULL or "auto" restores the default: the best variant for each call's
- *  shape, dtype and GPU. A chosen variant that does not support a call's dtype
- *  makes that call return GPK_ERROR_NOT_SUPPORTED.
+ *  shape, dtype and GPU. A chosen variant that does not support a call's dtype,
+ *  or cannot take the call (arrays not aligned for its vector accesses, a GPU
+ *  without the instructions it needs), makes that call return
+ *  GPK_ERROR_NOT_SUPPORTED, with a message naming the variant and why.
  *  @return : GPK_SUCCESS, GPK_ERROR_INVALID_HANDLE;
  *            GPK_ERROR_INVALID_ARGUMENT (unknown op, or no variant of that name
  *            on the context's backend). */

@@ -17,6 +17,70 @@
 
 namespace gpk::cuda {
 
+// ---- 16-byte vectors --------------------------------------------------------------
+
+// The built-in vector type that holds 16 bytes of T: one 128-bit load or store
+// instruction, kLanes elements.
+template <class T>
+struct Vec16Of;
+template <>
+struct Vec16Of<float> {
+    using type = float4;
+};
+template <>
+struct Vec16Of<double> {
+    using type = double2;
+};
+template <>
+struct Vec16Of<int32_t> {
+    using type = int4;
+};
+template <>
+struct Vec16Of<int64_t> {
+    using type = longlong2;
+};
+template <>
+struct Vec16Of<uint32_t> {
+    using type = uint4;
+};
+template <>
+struct Vec16Of<uint64_t> {
+    using type = ulonglong2;
+};
+// Eight 2-byte elements: CUDA has no built-in vector of eight halves, so a 16-byte
+// aligned array, which the compiler loads with one 128-bit instruction all the same
+// (it has no .x, so lane() does not apply to it).
+template <class H>
+struct alignas(16) Halves8 {
+    H h[8];
+};
+template <>
+struct Vec16Of<__half> {
+    using type = Halves8<__half>;
+};
+template <>
+struct Vec16Of<__nv_bfloat16> {
+    using type = Halves8<__nv_bfloat16>;
+};
+template <class T>
+struct Vec16 {
+    using type = typename Vec16Of<T>::type;
+    static constexpr int kLanes = 16 / int(sizeof(T));
+    static_assert(sizeof(type) == 16, "16 bytes");
+};
+template <class T>
+using vec16_t = typename Vec16<T>::type;
+
+// Element q of a vector (q a compile-time lane after unrolling).
+template <class T>
+__device__ __forceinline__ auto &lane(vec16_t<T> &v, int q) {
+    return (&v.x)[q];
+}
+template <class T>
+__device__ __forceinline__ const auto &lane(const vec16_t<T> &v, int q) {
+    return (&v.x)[q];
+}
+
 // ---- grids ------------------------------------------------------------------------
 
 // Grid limits of every GPU libgpk builds for (compute capability >= 3.0).
@@ -142,6 +206,34 @@ gpk_status reduce_dispatch(gpk_context &ctx, const ReduceArgs &args) {
         return GPK_SUCCESS;
     }
     return kTable[args.dtype][args.op](ctx, args);
+}
+
+// ---- block trees in registers -----------------------------------------------------
+
+// Sum (or min, max) of a warp's 32 values, returned in lane 0: five exchanges of
+// registers, no shared memory and no barrier. The whole warp must call it.
+template <class Acc, class Op>
+__device__ __forceinline__ Acc warp_reduce_shuffle(Acc v) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) v = Op()(v, __shfl_down_sync(0xffffffffu, v, offset));
+    return v;
+}
+
+// The block's value in thread 0: each warp reduces its values with shuffles, one value
+// per warp goes through shared memory, and warp 0 reduces those. Callers that use it
+// twice in one kernel put a __syncthreads() between the two.
+template <int kBlock, class Acc, class Op>
+__device__ __forceinline__ Acc block_reduce_shuffle(Acc v) {
+    static_assert(kBlock % 32 == 0 && kBlock <= 1024, "whole warps, at most 32 of them");
+    constexpr int kWarps = kBlock / 32;
+    __shared__ Acc warp_values[kWarps];
+    const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    v = warp_reduce_shuffle<Acc, Op>(v);
+    if constexpr (kWarps == 1) return v;
+    if (lane == 0) warp_values[warp] = v;
+    __syncthreads();
+    if (warp == 0) v = warp_reduce_shuffle<Acc, Op>(lane < kWarps ? warp_values[lane] : Op::template identity<Acc>());
+    return v;
 }
 
 }  // namespace gpk::cuda

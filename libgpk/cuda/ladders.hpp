@@ -3,55 +3,80 @@
 // context's stream (gpk_pi returns with the hits on the host), checks every CUDA
 // call and the last error after every launch, and reports failures through
 // gpk::fail with the CUDA/cuBLAS/cuRAND error text.
+//
+// Each op's ladder is one list, cuda/<op>/rungs.def, read by this header (the
+// declarations), registry.cpp (the table) and libgpk/meson.build (the sources):
+//
+//   GPK_RUNG(NN, name, launcher, dtypes, takes)
+//       The rung in file cuda/<op>/NN_<name>.cu, NN its place in the ladder (from
+//       00, contiguous), `name` the one gpk_set_variant takes, `launcher` the
+//       function the file defines. dtypes: float (F32, F64), half (F16, BF16),
+//       float_half (both), f32_half (F32, F16, BF16), words (the 4- and 8-byte
+//       dtypes), all (words and half), f32 or f64. takes:
+//       `any` when the rung runs every call of its dtypes, `checked` when it can
+//       refuse one (alignment, the GPU): the file then also defines
+//       `<launcher>_takes`, which says whether it takes a call and why not, and the
+//       launcher returns GPK_ERROR_NOT_SUPPORTED for a call it does not take.
+//   GPK_VENDOR(name)     the vendor library's rung, the one validation checks against.
+//   GPK_REFERENCE(name)  the simplest rung of ours, which checks the vendor's.
+//   GPK_AUTO(name)       "auto": the first of these lines whose rung takes the call.
+//
+// A new rung is its file and one GPK_RUNG line (tests/check_rungs.py checks that
+// the files and the lists agree).
 #pragma once
 
 #include "../ops.hpp"
+#include "../status.hpp"
+
+// The dtype columns of rungs.def, as bit sets of GPK_* dtypes.
+#define GPK_DTYPES_f32 (1u << GPK_F32)
+#define GPK_DTYPES_f64 (1u << GPK_F64)
+#define GPK_DTYPES_float (GPK_DTYPES_f32 | GPK_DTYPES_f64)
+#define GPK_DTYPES_half ((1u << GPK_F16) | (1u << GPK_BF16))
+#define GPK_DTYPES_float_half (GPK_DTYPES_float | GPK_DTYPES_half)
+#define GPK_DTYPES_f32_half (GPK_DTYPES_f32 | GPK_DTYPES_half)
+#define GPK_DTYPES_words (GPK_DTYPES_float | (1u << GPK_I32) | (1u << GPK_I64))
+#define GPK_DTYPES_all (GPK_DTYPES_words | GPK_DTYPES_half)
 
 namespace gpk::cuda {
 
-gpk_status gemm_cublas(gpk_context &ctx, const GemmArgs &args);          // gemm/00_cublas.cu
-gpk_status gemm_naive(gpk_context &ctx, const GemmArgs &args);           // gemm/01_naive.cu
-gpk_status gemm_coalesced(gpk_context &ctx, const GemmArgs &args);       // gemm/02_coalesced.cu
-gpk_status gemm_smem_tile(gpk_context &ctx, const GemmArgs &args);       // gemm/03_smem_tile.cu
-gpk_status gemm_multi_output(gpk_context &ctx, const GemmArgs &args);    // gemm/04_multi_output.cu
-gpk_status gemm_transposed_b(gpk_context &ctx, const GemmArgs &args);    // gemm/05_transposed_b.cu
-gpk_status gemm_rank1(gpk_context &ctx, const GemmArgs &args);           // gemm/06_rank1.cu
-gpk_status gemm_register_2d(gpk_context &ctx, const GemmArgs &args);     // gemm/07_register_2d.cu
-gpk_status gemm_warptile_async(gpk_context &ctx, const GemmArgs &args);  // gemm/08_warptile_async.cu
-gpk_status gemm_dmma_f64(gpk_context &ctx, const GemmArgs &args);        // gemm/09_dmma_f64.cu
-gpk_status gemm_prefetch(gpk_context &ctx, const GemmArgs &args);        // gemm/10_prefetch.cu
+#define GPK_VENDOR(name)
+#define GPK_REFERENCE(name)
+#define GPK_AUTO(name)
+#define GPK_TAKES_DECL_any(launcher, Args)
+#define GPK_TAKES_DECL_checked(launcher, Args) \
+    gpk_status launcher##_takes(gpk_context &ctx, const Args &args, const char **why_not);
+#define GPK_DECLARE(launcher, Args, takes)                      \
+    gpk_status launcher(gpk_context &ctx, const Args &args); \
+    GPK_TAKES_DECL_##takes(launcher, Args)
 
-gpk_status reduce_cub(gpk_context &ctx, const ReduceArgs &args);         // reduce/00_cub.cu
-gpk_status reduce_interleaved(gpk_context &ctx, const ReduceArgs &args); // reduce/01_interleaved.cu
-gpk_status reduce_interleaved_strided(gpk_context &ctx, const ReduceArgs &args); // reduce/02_interleaved_strided.cu
-gpk_status reduce_sequential(gpk_context &ctx, const ReduceArgs &args);          // reduce/03_sequential.cu
-gpk_status reduce_first_add(gpk_context &ctx, const ReduceArgs &args);           // reduce/04_first_add.cu
-gpk_status reduce_unroll_last_warp(gpk_context &ctx, const ReduceArgs &args);    // reduce/05_unroll_last_warp.cu
-gpk_status reduce_unroll_complete(gpk_context &ctx, const ReduceArgs &args);     // reduce/06_unroll_complete.cu
-gpk_status reduce_multi_add(gpk_context &ctx, const ReduceArgs &args);           // reduce/07_multi_add.cu
-gpk_status reduce_unroll8(gpk_context &ctx, const ReduceArgs &args);             // reduce/08_unroll8.cu
-gpk_status reduce_warp_shuffle(gpk_context &ctx, const ReduceArgs &args);        // reduce/09_warp_shuffle.cu
-gpk_status reduce_vec16(gpk_context &ctx, const ReduceArgs &args);               // reduce/10_vec16.cu
-gpk_status reduce_single_pass(gpk_context &ctx, const ReduceArgs &args);         // reduce/11_single_pass.cu
+#define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, GemmArgs, takes)
+#include "gemm/rungs.def"
+#undef GPK_RUNG
+#define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, ReduceArgs, takes)
+#include "reduce/rungs.def"
+#undef GPK_RUNG
+#define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, TransposeArgs, takes)
+#include "transpose/rungs.def"
+#undef GPK_RUNG
+#define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, PiArgs, takes)
+#include "pi/rungs.def"
+#undef GPK_RUNG
 
-gpk_status transpose_geam(gpk_context &ctx, const TransposeArgs &args);  // transpose/00_cublas_geam.cu
-gpk_status transpose_naive(gpk_context &ctx, const TransposeArgs &args); // transpose/01_naive.cu
-gpk_status transpose_smem_tile(gpk_context &ctx, const TransposeArgs &args);     // transpose/02_smem_tile.cu
-gpk_status transpose_padded_tile(gpk_context &ctx, const TransposeArgs &args);   // transpose/03_padded_tile.cu
-gpk_status transpose_block_rows(gpk_context &ctx, const TransposeArgs &args);    // transpose/04_block_rows.cu
-gpk_status transpose_tile64(gpk_context &ctx, const TransposeArgs &args);        // transpose/05_tile64.cu
-gpk_status transpose_tile64_vec2(gpk_context &ctx, const TransposeArgs &args);   // transpose/06_tile64_vec2.cu
-gpk_status transpose_tile64_vec16(gpk_context &ctx, const TransposeArgs &args);  // transpose/07_tile64_vec16.cu
+#undef GPK_DECLARE
+#undef GPK_TAKES_DECL_checked
+#undef GPK_TAKES_DECL_any
+#undef GPK_AUTO
+#undef GPK_REFERENCE
+#undef GPK_VENDOR
 
-gpk_status pi_curand(gpk_context &ctx, const PiArgs &args);              // pi/00_curand_thrust.cu
 // pi_curand takes sample i from numbers 2i and 2i + 1 of cuRAND's sequence, whose
 // offset is a 64-bit count of numbers: it reaches samples [0, 2^63) and no further.
 constexpr uint64_t kCurandPiSamples = uint64_t(1) << 63;
-gpk_status pi_lecture(gpk_context &ctx, const PiArgs &args);             // pi/01_lecture.cu
-gpk_status pi_fused(gpk_context &ctx, const PiArgs &args);               // pi/02_fused.cu
-gpk_status pi_registers(gpk_context &ctx, const PiArgs &args);           // pi/03_registers.cu
-gpk_status pi_ilp(gpk_context &ctx, const PiArgs &args);                 // pi/04_ilp.cu
-gpk_status pi_persistent(gpk_context &ctx, const PiArgs &args);          // pi/05_persistent.cu
-gpk_status pi_sobol(gpk_context &ctx, const PiArgs &args);               // pi/06_sobol.cu
+
+// NOT_SUPPORTED for a call that rung `name` of `op` does not take, with the reason.
+inline gpk_status refuse(gpk_context &ctx, const char *op, const char *name, const char *why_not) {
+    return fail(&ctx, GPK_ERROR_NOT_SUPPORTED, "variant '%s' of %s cannot take this call: %s", name, op, why_not);
+}
 
 }  // namespace gpk::cuda

@@ -230,27 +230,6 @@ gpk_status zero_word(gpk_context &ctx, unsigned int **word) {
     return GPK_SUCCESS;
 }
 
-gpk_status pinned(gpk_context &ctx, size_t bytes, void **ptr) {
-    Resources &r = *ctx.cuda;
-    if (r.pinned_capacity < bytes || r.pinned == nullptr) {
-        GPK_CUDA_TRY(ctx, cudaStreamSynchronize(stream(ctx)));
-        GPK_CUDA_TRY(ctx, cudaFreeHost(r.pinned));
-        r.pinned = nullptr;
-        r.pinned_capacity = 0;
-        const size_t want = round_capacity(bytes);
-        const cudaError_t e = cudaHostAlloc(&r.pinned, want, cudaHostAllocDefault);
-        if (e != cudaSuccess) {
-            cudaGetLastError();
-            r.pinned = nullptr;
-            return fail(&ctx, GPK_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes of pinned host memory: %s", want,
-                        cudaGetErrorString(e));
-        }
-        r.pinned_capacity = want;
-    }
-    *ptr = r.pinned;
-    return GPK_SUCCESS;
-}
-
 // ---- lanes ------------------------------------------------------------------------
 
 gpk_status make_lane(gpk_context &owner, Lane &lane) {

@@ -53,8 +53,6 @@ inline cudaStream_t stream(const gpk_context &ctx) { return static_cast<cudaStre
 // A device buffer of at least `bytes` (256-byte aligned) in `slot`. Contents are
 // undefined; the pointer stays valid until the next call for the same slot.
 gpk_status buffer(gpk_context &ctx, Slot slot, size_t bytes, void **ptr);
-// A pinned host buffer of at least `bytes`, reused the same way.
-gpk_status pinned(gpk_context &ctx, size_t bytes, void **ptr);
 // A device word of the context that is zero between calls (zeroed once, when made):
 // a kernel that counts in it, such as a grid's count of finished blocks, must leave
 // it zero again. It saves a memset launch before each such kernel.

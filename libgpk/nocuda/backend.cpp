@@ -99,53 +99,39 @@ void forget_trace(gpk_context &) {}
 
 void destroy_pipeline(Pipeline *) {}
 
-// The rungs of each ladder (cuda/ladders.hpp): the registry lists them whatever the
-// build, so that variant names do not depend on it.
-#define GPK_ABSENT_RUNG(name, Args) \
-    gpk_status name(gpk_context &ctx, const Args &) { return absent(&ctx); }
+// The rungs of each ladder, from the same lists as the CUDA build (cuda/<op>/rungs.def):
+// the registry lists them whatever the build, so that variant names do not depend on it.
+#define GPK_VENDOR(name)
+#define GPK_REFERENCE(name)
+#define GPK_AUTO(name)
+#define GPK_ABSENT_TAKES_any(launcher, Args)
+#define GPK_ABSENT_TAKES_checked(launcher, Args)                                          \
+    gpk_status launcher##_takes(gpk_context &ctx, const Args &, const char **why_not) { \
+        if (why_not) *why_not = "libgpk was built without CUDA";                           \
+        return absent(&ctx);                                                               \
+    }
+#define GPK_ABSENT_RUNG(launcher, Args, takes)                                          \
+    gpk_status launcher(gpk_context &ctx, const Args &) { return absent(&ctx); } \
+    GPK_ABSENT_TAKES_##takes(launcher, Args)
 
-GPK_ABSENT_RUNG(gemm_cublas, GemmArgs)
-GPK_ABSENT_RUNG(gemm_naive, GemmArgs)
-GPK_ABSENT_RUNG(gemm_coalesced, GemmArgs)
-GPK_ABSENT_RUNG(gemm_smem_tile, GemmArgs)
-GPK_ABSENT_RUNG(gemm_multi_output, GemmArgs)
-GPK_ABSENT_RUNG(gemm_transposed_b, GemmArgs)
-GPK_ABSENT_RUNG(gemm_rank1, GemmArgs)
-GPK_ABSENT_RUNG(gemm_register_2d, GemmArgs)
-GPK_ABSENT_RUNG(gemm_warptile_async, GemmArgs)
-GPK_ABSENT_RUNG(gemm_dmma_f64, GemmArgs)
-GPK_ABSENT_RUNG(gemm_prefetch, GemmArgs)
-
-GPK_ABSENT_RUNG(reduce_cub, ReduceArgs)
-GPK_ABSENT_RUNG(reduce_interleaved, ReduceArgs)
-GPK_ABSENT_RUNG(reduce_interleaved_strided, ReduceArgs)
-GPK_ABSENT_RUNG(reduce_sequential, ReduceArgs)
-GPK_ABSENT_RUNG(reduce_first_add, ReduceArgs)
-GPK_ABSENT_RUNG(reduce_unroll_last_warp, ReduceArgs)
-GPK_ABSENT_RUNG(reduce_unroll_complete, ReduceArgs)
-GPK_ABSENT_RUNG(reduce_multi_add, ReduceArgs)
-GPK_ABSENT_RUNG(reduce_unroll8, ReduceArgs)
-GPK_ABSENT_RUNG(reduce_warp_shuffle, ReduceArgs)
-GPK_ABSENT_RUNG(reduce_vec16, ReduceArgs)
-GPK_ABSENT_RUNG(reduce_single_pass, ReduceArgs)
-
-GPK_ABSENT_RUNG(transpose_geam, TransposeArgs)
-GPK_ABSENT_RUNG(transpose_naive, TransposeArgs)
-GPK_ABSENT_RUNG(transpose_smem_tile, TransposeArgs)
-GPK_ABSENT_RUNG(transpose_padded_tile, TransposeArgs)
-GPK_ABSENT_RUNG(transpose_block_rows, TransposeArgs)
-GPK_ABSENT_RUNG(transpose_tile64, TransposeArgs)
-GPK_ABSENT_RUNG(transpose_tile64_vec2, TransposeArgs)
-GPK_ABSENT_RUNG(transpose_tile64_vec16, TransposeArgs)
-
-GPK_ABSENT_RUNG(pi_curand, PiArgs)
-GPK_ABSENT_RUNG(pi_lecture, PiArgs)
-GPK_ABSENT_RUNG(pi_fused, PiArgs)
-GPK_ABSENT_RUNG(pi_registers, PiArgs)
-GPK_ABSENT_RUNG(pi_ilp, PiArgs)
-GPK_ABSENT_RUNG(pi_persistent, PiArgs)
-GPK_ABSENT_RUNG(pi_sobol, PiArgs)
+#define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_ABSENT_RUNG(launcher, GemmArgs, takes)
+#include "../cuda/gemm/rungs.def"
+#undef GPK_RUNG
+#define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_ABSENT_RUNG(launcher, ReduceArgs, takes)
+#include "../cuda/reduce/rungs.def"
+#undef GPK_RUNG
+#define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_ABSENT_RUNG(launcher, TransposeArgs, takes)
+#include "../cuda/transpose/rungs.def"
+#undef GPK_RUNG
+#define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_ABSENT_RUNG(launcher, PiArgs, takes)
+#include "../cuda/pi/rungs.def"
+#undef GPK_RUNG
 
 #undef GPK_ABSENT_RUNG
+#undef GPK_ABSENT_TAKES_checked
+#undef GPK_ABSENT_TAKES_any
+#undef GPK_AUTO
+#undef GPK_REFERENCE
+#undef GPK_VENDOR
 
 }  // namespace gpk::cuda

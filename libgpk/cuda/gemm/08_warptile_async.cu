@@ -20,8 +20,8 @@
 // Tile sizes are tuned for sm_90 (scripts/tune-gemm); the F32 configuration can be
 // overridden at compile time with -DGPK_GEMM_TUNE_{BM,BN,BK,WM,WN,STAGES}=... The
 // stages need dynamic shared memory beyond 48 KiB. GPUs without cp.async (below
-// sm_80), or that cannot give a block that much shared memory, get rung 7 instead;
-// the kernel is not compiled for them.
+// sm_80), or that cannot give a block that much shared memory, are refused with
+// GPK_ERROR_NOT_SUPPORTED; the kernel is not compiled for them.
 #include "gemm_util.cuh"
 
 #ifndef GPK_GEMM_TUNE_BM
@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(Shape<T>::kThreads)
     gemm_warptile_async_kernel(bool transa, bool transb, bool vec_a, bool vec_b, bool vec_c, int64_t m, int64_t n,
                                int64_t k, T alpha, const T *__restrict__ A, int64_t lda, const T *__restrict__ B,
                                int64_t ldb, T beta, T *__restrict__ C, int64_t ldc) {
-    if (!kSm80Code) {  // the launcher runs rung 7 below sm_80
+    if (!kSm80Code) {  // the launcher refuses GPUs below sm_80
         __trap();
         return;
     }
@@ -261,12 +261,11 @@ template <class T>
 gpk_status gemm(gpk_context &ctx, const GemmArgs &args) {
     using S = Shape<T>;
     const auto kernel = gemm_warptile_async_kernel<T>;
-    int major = 0;
-    GPK_FORWARD_IF_ERROR(device_attribute(ctx, cudaDevAttrComputeCapabilityMajor, &major));
-    if (major < 8) return gemm_register_2d(ctx, args);
+    const char *why_not = nullptr;
+    GPK_FORWARD_IF_ERROR(takes_sm80(ctx, S::kSmemBytes, &why_not));
+    if (why_not != nullptr) return refuse(ctx, "gemm", "warptile_async", why_not);
     bool fits = false;
     GPK_FORWARD_IF_ERROR(allow_shared(ctx, kernel, S::kSmemBytes, &fits));
-    if (!fits) return gemm_register_2d(ctx, args);
     const T *A = static_cast<const T *>(args.A);
     const T *B = static_cast<const T *>(args.B);
     T *C = static_cast<T *>(args.C);
@@ -279,6 +278,10 @@ gpk_status gemm(gpk_context &ctx, const GemmArgs &args) {
 }
 
 }  // namespace
+
+gpk_status gemm_warptile_async_takes(gpk_context &ctx, const GemmArgs &args, const char **why_not) {
+    return takes_sm80(ctx, args.dtype == GPK_F64 ? Shape<double>::kSmemBytes : Shape<float>::kSmemBytes, why_not);
+}
 
 gpk_status gemm_warptile_async(gpk_context &ctx, const GemmArgs &args) {
     return gemm_util::by_dtype(ctx, args, "warptile_async", gemm<float>, gemm<double>);

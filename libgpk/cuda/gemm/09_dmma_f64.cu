@@ -36,11 +36,10 @@
 // Tile sizes can be set at compile time with
 // -DGPK_DMMA_TUNE_{BM,BN,BK,WM,WN,STAGES,MINBLOCKS} (scripts/tune-gemm --rung dmma_f64).
 // The default, a 128x128 block tile of 8 warps of 32x64, k-tiles of 16 in 3 stages,
-// is the fastest of the tuner's candidates on the H100 at 4096^3 (57.2 TFLOP/s, 0.94x
-// cuBLAS DGEMM in the same run; 128x64 tiles of 32x32 warps gave 49.9; see
+// is the fastest of the tuner's candidates on the H100 at 4096^3 (the figures:
 // docs/PERFORMANCE.md, "DMMA tuning").
 // F64 only. Below sm_80, or where the GPU cannot give a block the shared memory (more
-// than 48 KiB needs the opt-in), rung 7 runs instead.
+// than 48 KiB needs the opt-in), the rung refuses the call (GPK_ERROR_NOT_SUPPORTED).
 #include "gemm_util.cuh"
 
 #ifndef GPK_DMMA_TUNE_BM
@@ -211,7 +210,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     gemm_dmma_f64_kernel(bool vec_a, bool vec_b, int64_t m, int64_t n, int64_t k, double alpha,
                          const double *__restrict__ A, int64_t lda, const double *__restrict__ B, int64_t ldb,
                          double beta, double *__restrict__ C, int64_t ldc) {
-    if (!kSm80Code) {  // the launcher runs rung 7 below sm_80
+    if (!kSm80Code) {  // the launcher refuses GPUs below sm_80
         __trap();
         return;
     }
@@ -329,13 +328,12 @@ const Kernel kKernels[2][2] = {
 };
 
 gpk_status gemm(gpk_context &ctx, const GemmArgs &args) {
-    int major = 0;
-    GPK_FORWARD_IF_ERROR(device_attribute(ctx, cudaDevAttrComputeCapabilityMajor, &major));
-    if (major < 8) return gemm_register_2d(ctx, args);
+    const char *why_not = nullptr;
+    GPK_FORWARD_IF_ERROR(takes_sm80(ctx, kSmemBytes, &why_not));
+    if (why_not != nullptr) return refuse(ctx, "gemm", "dmma_f64", why_not);
     const Kernel kernel = kKernels[args.transa][args.transb];
     bool fits = false;
     GPK_FORWARD_IF_ERROR(allow_shared(ctx, kernel, kSmemBytes, &fits));
-    if (!fits) return gemm_register_2d(ctx, args);
     const double *A = static_cast<const double *>(args.A);
     const double *B = static_cast<const double *>(args.B);
     kernel<<<tile_grid(args.m, args.n, kTileM, kTileN), kThreads, kSmemBytes, stream(ctx)>>>(
@@ -346,6 +344,10 @@ gpk_status gemm(gpk_context &ctx, const GemmArgs &args) {
 }
 
 }  // namespace
+
+gpk_status gemm_dmma_f64_takes(gpk_context &ctx, const GemmArgs &, const char **why_not) {
+    return takes_sm80(ctx, kSmemBytes, why_not);
+}
 
 gpk_status gemm_dmma_f64(gpk_context &ctx, const GemmArgs &args) {
     GPK_RETURN_ERROR_IF(args.dtype != GPK_F64, &ctx, GPK_ERROR_NOT_SUPPORTED,

@@ -24,19 +24,16 @@
 //   of a step touches 8 consecutive vectors of A or 4 of B: one wavefront each.
 // * Each step's multiply-adds go column by column of the thread's block (one element
 //   of B against the thread's elements of A), which ptxas schedules better than row
-//   by row: 3 to 7 % faster at every tile tried on the H100 (runs 30a and 31 in
-//   docs/PERFORMANCE.md; by rows, the loop issued on 80 % of cycles against cuBLAS's
-//   91 %, run 27a).
+//   by row: faster at every tile tried (docs/PERFORMANCE.md, section "Auto: gemm").
 //
 // The block tile is chosen by the number of tiles the GPU can run at once: 128x128
 // when C has enough of them to fill the GPU (128 threads of 8x16, two blocks per SM;
 // 256 threads of 8x8 when A or B cannot take 16-byte loads), 64x64 with k-tiles of 16
 // (128 threads of 4x8) for small C, where a larger grid would leave SMs idle and each
 // SM runs few warps, so the prefetch must reach further ahead. scripts/tune-gemm chose
-// them on the H100 (docs/PERFORMANCE.md, runs 17, 18, 26, 29 and 31): with the column
-// order, 128x128 beat 128x64 with two warps by 1.5 %, and 256x64 and 16x8 threads by
-// 2 %; k-tiles of 16 lost; the small tile took 1000^3 from 0.65x to 0.85x cuBLAS. F32
-// only: the F64 path is rung 9's FP64 tensor cores. Both tiles and the order can be
+// them on the H100 against 128x64 tiles with two warps, 256x64 tiles, 16x8 threads
+// and k-tiles of 16 (what each measured: docs/PERFORMANCE.md, section "Auto: gemm").
+// F32 only: the F64 path is rung 9's FP64 tensor cores. Both tiles and the order can be
 // overridden at compile time with -DGPK_PREFETCH_TUNE_{BM,BN,BK,TM,TN,MINBLOCKS,ORDER,
 // SMALL_BM,SMALL_BN,SMALL_BK,SMALL_TM,SMALL_TN}=... (scripts/tune-gemm).
 #include "gemm_util.cuh"

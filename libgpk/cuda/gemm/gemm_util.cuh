@@ -49,28 +49,7 @@ inline dim3 tile_grid(int64_t m, int64_t n, int64_t tile_m, int64_t tile_n) {
     return dim3(grid_size(m, tile_m), grid_size(n, tile_n, kMaxGridYZ));
 }
 
-// ---- 16-byte vectors --------------------------------------------------------------
-
-// float4 / double2 and element access by a (compile-time) lane.
-template <class T>
-struct Vec16;
-template <>
-struct Vec16<float> {
-    using type = float4;
-    static constexpr int kLanes = 4;
-};
-template <>
-struct Vec16<double> {
-    using type = double2;
-    static constexpr int kLanes = 2;
-};
-template <class T>
-using vec16_t = typename Vec16<T>::type;
-
-template <class T>
-__device__ __forceinline__ T &lane(vec16_t<T> &v, int q) {
-    return (&v.x)[q];
-}
+// ---- 16-byte vectors (Vec16, kernel_util.cuh) ---------------------------------------
 
 // Whether 16-byte accesses fit a matrix: its pointer 16-byte aligned and its leading
 // dimension a whole number of vectors, so that every column (or row) starting at a
@@ -140,8 +119,21 @@ inline gpk_status device_attribute(gpk_context &ctx, cudaDeviceAttr attr, int *v
     return GPK_SUCCESS;
 }
 
+// Whether the context's GPU runs a kernel that needs compute capability 8.0
+// (cp.async, FP64 tensor cores) and `bytes` of dynamic shared memory per block:
+// *why_not is null when it does, else the reason.
+inline gpk_status takes_sm80(gpk_context &ctx, size_t bytes, const char **why_not) {
+    int major = 0, optin = 0;
+    GPK_FORWARD_IF_ERROR(device_attribute(ctx, cudaDevAttrComputeCapabilityMajor, &major));
+    GPK_FORWARD_IF_ERROR(device_attribute(ctx, cudaDevAttrMaxSharedMemoryPerBlockOptin, &optin));
+    *why_not = major < 8                                   ? "it needs a GPU of compute capability 8.0 or newer"
+               : bytes > static_cast<size_t>(optin) ? "the GPU cannot give a block the shared memory it needs"
+                                                           : nullptr;
+    return GPK_SUCCESS;
+}
+
 // Lets `kernel` use `bytes` of dynamic shared memory. *fits is false when the GPU
-// cannot give a block that much; the caller then takes a lower rung.
+// cannot give a block that much.
 template <class Kernel>
 gpk_status allow_shared(gpk_context &ctx, Kernel kernel, size_t bytes, bool *fits) {
     int optin = 0;

@@ -36,16 +36,7 @@ __global__ void __launch_bounds__(kBlock)
 }  // namespace
 
 gpk_status pi_registers(gpk_context &ctx, const PiArgs &args) {
-    unsigned int blocks = 0;
-    GPK_FORWARD_IF_ERROR(pi::resident_blocks(ctx, pi_registers_kernel, kBlock, &blocks));
-    const cudaStream_t s = stream(ctx);
-    return pi::count_hits(ctx, args, blocks, kMaxTriplesPerLaunch,
-                          [&](const pi::Piece &piece, const pi::BlockSlots &slots) -> gpk_status {
-                              const unsigned int grid = std::min(blocks, (piece.triples + kBlock - 1) / kBlock);
-                              pi_registers_kernel<<<grid, kBlock, 0, s>>>(piece, args.seed, slots.slots());
-                              GPK_LAUNCH_CHECK(ctx, "pi_registers_kernel");
-                              return GPK_SUCCESS;
-                          });
+    return pi::launch_shares<kBlock>(ctx, args, pi_registers_kernel, kMaxTriplesPerLaunch, "pi_registers_kernel");
 }
 
 }  // namespace gpk::cuda

@@ -43,16 +43,7 @@ __global__ void __launch_bounds__(kBlock)
 }  // namespace
 
 gpk_status pi_ilp(gpk_context &ctx, const PiArgs &args) {
-    unsigned int blocks = 0;
-    GPK_FORWARD_IF_ERROR(pi::resident_blocks(ctx, pi_ilp_kernel, kBlock, &blocks));
-    const cudaStream_t s = stream(ctx);
-    return pi::count_hits(ctx, args, blocks, kMaxTriplesPerLaunch,
-                          [&](const pi::Piece &piece, const pi::BlockSlots &slots) -> gpk_status {
-                              const unsigned int grid = std::min(blocks, (piece.triples + kBlock - 1) / kBlock);
-                              pi_ilp_kernel<<<grid, kBlock, 0, s>>>(piece, args.seed, slots.slots());
-                              GPK_LAUNCH_CHECK(ctx, "pi_ilp_kernel");
-                              return GPK_SUCCESS;
-                          });
+    return pi::launch_shares<kBlock>(ctx, args, pi_ilp_kernel, kMaxTriplesPerLaunch, "pi_ilp_kernel");
 }
 
 }  // namespace gpk::cuda

@@ -12,25 +12,22 @@
 // The test. Philox's ten rounds are 18 wide integer multiplies a triple (what depends
 // on the high counter word and the key alone is hoisted), and the exact inside test of
 // rungs 2 to 4 adds 6 more products and 6 increments on the same multiplier, which
-// Nsight Compute shows busy 92 % of the time in that loop (docs/PERFORMANCE.md, run
-// 32a). Here each point goes through common/philox.hpp's pi_cell_f32 (two exact
-// conversions and two fused multiply-adds on the floating-point units), which decides
-// every point but those within about half a cell of the arc (7.5e-7 of them). A thread
-// computes kChains triples at once; if any point of any lane's group is undecided (one
-// vote a group, about once in 1700 groups), the whole group is counted again with the
-// exact test. The hits are the exact test's either way: identical to the host backend
-// and the other Philox rungs.
+// bounds that loop. Here each point goes through common/philox.hpp's pi_cell_f32 (two
+// exact conversions and two fused multiply-adds on the floating-point units), which
+// decides every point but those within about half a cell of the arc (7.5e-7 of them).
+// A thread computes kChains triples at once; if any point of any lane's group is
+// undecided (one vote a group, about once in 1700 groups), the whole group is counted
+// again with the exact test. The hits are the exact test's either way: identical to
+// the host backend and the other Philox rungs.
 //
-// Alone, that bought little: the multiplier was no longer the bound (66 % busy), but
-// the loop took as many cycles as before, its stalls moved to the dispatch of the
-// integer ALU's instructions (Philox's XORs, the coordinates), with the schedulers
-// issuing on 62 % of cycles (run 32a). What moved it was fewer instructions: with the
-// coordinate masks as immediates, (w & mask) | 2^23 took two LOP3s, and with the masks
-// in registers (a kernel argument, which the compiler cannot fold) it takes one, 6
-// instructions fewer in some 77 a triple. On the H100 the rung went from 809-812 to
-// 867-875 G samples/s (runs 36 and 37), 1.57x the simple fused kernel of the cuRAND
-// device API; the generator alone runs at 1115. scripts/pi-probe.cu measures variants
-// of the test; scripts/tune-pi sweeps the GPK_PI_TUNE_* knobs.
+// Alone, that bought little: with the multiplier no longer the bound, the loop's
+// stalls moved to the dispatch of the integer ALU's instructions (Philox's XORs, the
+// coordinates). What moved it was fewer instructions: with the coordinate masks as
+// immediates, (w & mask) | 2^23 took two LOP3s, and with the masks in registers (a
+// kernel argument, which the compiler cannot fold) it takes one, 6 instructions fewer
+// in some 77 a triple. What each step measured is in docs/PERFORMANCE.md, section
+// "Auto: pi". scripts/pi-probe.cu measures variants of the test; scripts/tune-pi
+// sweeps the GPK_PI_TUNE_* knobs.
 #include "pi_common.cuh"
 
 #include "../ladders.hpp"

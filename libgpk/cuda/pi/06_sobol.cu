@@ -5,8 +5,8 @@
 // two-dimensional Sobol sequence, whose first 2^m points put exactly one point in
 // every dyadic box of area 2^-m (a (0, m, 2)-net); for the quarter-circle indicator
 // the error then falls close to 1/N (about N^-0.85 in practice). Its hits form a
-// family of their own, and the binomial std_error of gpk_pi (DESIGN.md) overstates
-// its error: the honest error figure comes from independent replicates (gpk-pi
+// family of their own, and the binomial std_error of gpk_pi (include/gpk/gpk.h)
+// overstates its error: the honest error figure comes from independent replicates (gpk-pi
 // --replicates).
 //
 // The sequence, for a 32-bit index i (bits i_0 .. i_31), in 32-bit fixed point:

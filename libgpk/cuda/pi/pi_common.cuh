@@ -13,6 +13,7 @@
 #include "../../common/philox.hpp"
 #include "../../ops.hpp"
 #include "../../status.hpp"
+#include "../kernel_util.cuh"
 #include "../resources.hpp"
 
 #include <cuda_runtime.h>
@@ -54,27 +55,11 @@ __device__ __forceinline__ uint32_t triple_hits(uint32_t hi, uint32_t lo, uint64
     return pi_triple_hits(pi_triple((static_cast<uint64_t>(hi) << 32) | lo, seed));
 }
 
-__device__ __forceinline__ uint64_t warp_sum(uint64_t v) {
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
-    return v;
-}
-
 // Sum of v over the block, valid in thread 0. Runs once per block, after the hot
 // loop, so it sums in 64 bits whatever the per-thread counts.
 template <int kBlock>
 __device__ __forceinline__ uint64_t block_sum(uint64_t v) {
-    static_assert(kBlock % 32 == 0 && kBlock <= 1024, "whole warps, at most 32 of them");
-    constexpr int kWarps = kBlock / 32;
-    __shared__ uint64_t warp_sums[kWarps];
-    const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    v = warp_sum(v);
-    if constexpr (kWarps == 1) return v;
-    if (lane == 0) warp_sums[warp] = v;
-    __syncthreads();
-    v = 0;
-    if (warp == 0) v = warp_sum(lane < kWarps ? warp_sums[lane] : 0);
-    return v;
+    return block_reduce_shuffle<kBlock, uint64_t, SumOp>(v);
 }
 
 // ---- per-block hit slots ----------------------------------------------------------
@@ -159,6 +144,24 @@ gpk_status resident_blocks(gpk_context &ctx, Kernel kernel, int block, unsigned 
     GPK_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, 0));
     *blocks = static_cast<unsigned int>(std::max(1, sms) * std::max(1, per_sm));
     return GPK_SUCCESS;
+}
+
+// The launcher of a rung whose kernel gives each thread an equal share of a piece's
+// triples, grid-stride (rungs 3 and 4): as many blocks as the GPU holds at once, fewer
+// for a piece too small to fill them.
+using ShareKernel = void (*)(Piece piece, uint64_t seed, unsigned long long *slots);
+template <int kBlock>
+gpk_status launch_shares(gpk_context &ctx, const PiArgs &args, ShareKernel kernel, uint32_t max_triples,
+                         const char *kernel_name) {
+    unsigned int blocks = 0;
+    GPK_FORWARD_IF_ERROR(resident_blocks(ctx, kernel, kBlock, &blocks));
+    const cudaStream_t s = stream(ctx);
+    return count_hits(ctx, args, blocks, max_triples, [&](const Piece &piece, const BlockSlots &slots) -> gpk_status {
+        const unsigned int grid = std::min(blocks, (piece.triples + kBlock - 1) / kBlock);
+        kernel<<<grid, kBlock, 0, s>>>(piece, args.seed, slots.slots());
+        GPK_LAUNCH_CHECK(ctx, kernel_name);
+        return GPK_SUCCESS;
+    });
 }
 
 }  // namespace gpk::cuda::pi

@@ -9,13 +9,10 @@
 //
 // Generalized over the dtype and the operator with a functor; each pass writes one
 // partial per block to scratch and passes repeat on the partials until one value
-// is left, written to the result. No atomics: the tree, and so the result, is fixed.
-#include "../kernel_util.cuh"
+// is left, written to the result (reduce_common.cuh's run_passes). No atomics: the
+// tree, and so the result, is fixed.
 #include "../ladders.hpp"
-#include "../resources.hpp"
-
-#include <algorithm>
-#include <utility>
+#include "reduce_common.cuh"
 
 namespace gpk::cuda {
 namespace {
@@ -39,50 +36,13 @@ __global__ void __launch_bounds__(kBlock) reduce_interleaved_kernel(const In *__
     if (tid == 0) partial[blockIdx.x] = sdata[0];
 }
 
-int64_t partials_of(int64_t n) { return n / kBlock + (n % kBlock != 0 ? 1 : 0); }
-
-// One pass: x[0..n) to partials_of(n) values in out. A grid holds at most 2^31 - 1
-// blocks, so a larger n takes several launches; each starts on a block boundary, so
-// block b of the whole pass still writes out[b].
-template <class In, class Acc, class Op>
-gpk_status reduce_pass(gpk_context &ctx, const In *x, int64_t n, Acc *out) {
-    constexpr int64_t kMaxLaunch = kMaxGridX * kBlock;
-    for (int64_t offset = 0; offset < n; offset += kMaxLaunch) {
-        const int64_t count = std::min(n - offset, kMaxLaunch);
-        reduce_interleaved_kernel<In, Acc, Op>
-            <<<grid_size(count, kBlock), kBlock, 0, stream(ctx)>>>(x + offset, count, out + offset / kBlock);
-        GPK_LAUNCH_CHECK(ctx, "reduce_interleaved_kernel");
-    }
-    return GPK_SUCCESS;
-}
-
 template <class T, class Op>
 struct InterleavedReduction {
     static gpk_status run(gpk_context &ctx, const ReduceArgs &args) {
         using Acc = accumulator_t<T>;
-        const T *x = static_cast<const T *>(args.x);
-        Acc *result = static_cast<Acc *>(args.result);
-        const int64_t first = partials_of(args.n);
-        if (first == 1) return reduce_pass<T, Acc, Op>(ctx, x, args.n, result);
-
-        // Partials ping-pong between two pieces of one scratch request: the first
-        // holds the first pass's output, the second the next pass's, and every later
-        // pass is smaller still.
-        const int64_t second = partials_of(first);
-        void *scratch = nullptr;
-        GPK_FORWARD_IF_ERROR(buffer(ctx, Slot::Scratch, static_cast<size_t>(first + second) * sizeof(Acc), &scratch));
-        Acc *src = static_cast<Acc *>(scratch);
-        Acc *dst = src + first;
-
-        GPK_FORWARD_IF_ERROR((reduce_pass<T, Acc, Op>(ctx, x, args.n, src)));
-        int64_t count = first;
-        while (count > kBlock) {
-            GPK_FORWARD_IF_ERROR((reduce_pass<Acc, Acc, Op>(ctx, src, count, dst)));
-            count = partials_of(count);
-            std::swap(src, dst);
-        }
-        // At most one block's worth is left: a single block writes the result.
-        return reduce_pass<Acc, Acc, Op>(ctx, src, count, result);
+        constexpr reduce::PassShape kShape{kBlock, kBlock, 0};
+        return reduce::run_passes<T, Op>(ctx, args, kShape, reduce_interleaved_kernel<T, Acc, Op>,
+                                         reduce_interleaved_kernel<Acc, Acc, Op>, "reduce_interleaved_kernel");
     }
 };
 

@@ -158,31 +158,9 @@ __device__ __forceinline__ Acc block_reduce_smem(Acc v) {
 
 // ---- block trees in registers (rungs 9 up) ----------------------------------------
 
-// Sum (or min, max) of a warp's 32 values, returned in lane 0: five exchanges of
-// registers, no shared memory and no barrier. The whole warp must call it.
-template <class Acc, class Op>
-__device__ __forceinline__ Acc warp_reduce_shuffle(Acc v) {
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) v = Op()(v, __shfl_down_sync(0xffffffffu, v, offset));
-    return v;
-}
-
-// The block's value in thread 0: each warp reduces its values with shuffles, one value
-// per warp goes through shared memory, and warp 0 reduces those. Callers that use it
-// twice in one kernel put a __syncthreads() between the two.
-template <int kBlock, class Acc, class Op>
-__device__ __forceinline__ Acc block_reduce_shuffle(Acc v) {
-    static_assert(kBlock % 32 == 0 && kBlock <= 1024, "whole warps, at most 32 of them");
-    constexpr int kWarps = kBlock / 32;
-    __shared__ Acc warp_values[kWarps];
-    const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    v = warp_reduce_shuffle<Acc, Op>(v);
-    if constexpr (kWarps == 1) return v;
-    if (lane == 0) warp_values[warp] = v;
-    __syncthreads();
-    if (warp == 0) v = warp_reduce_shuffle<Acc, Op>(lane < kWarps ? warp_values[lane] : Op::template identity<Acc>());
-    return v;
-}
+// Shared with the pi ladder (kernel_util.cuh).
+using ::gpk::cuda::block_reduce_shuffle;
+using ::gpk::cuda::warp_reduce_shuffle;
 
 // ---- per-thread loads (rungs 8 up) ------------------------------------------------
 
@@ -215,39 +193,7 @@ __device__ __forceinline__ Acc thread_reduce_tiles(const In *__restrict__ x, int
     return acc;
 }
 
-// 16 bytes of T in one built-in vector type: one 128-bit load instruction.
-template <class T>
-struct Vec16;
-template <>
-struct Vec16<float> {
-    using type = float4;
-};
-template <>
-struct Vec16<int32_t> {
-    using type = int4;
-};
-template <>
-struct Vec16<double> {
-    using type = double2;
-};
-template <>
-struct Vec16<int64_t> {
-    using type = longlong2;
-};
-// Eight 2-byte elements: CUDA has no built-in vector of eight halves, so a 16-byte
-// aligned array, which the compiler loads with one 128-bit instruction all the same.
-template <class H>
-struct alignas(16) Halves8 {
-    H h[8];
-};
-template <>
-struct Vec16<__half> {
-    using type = Halves8<__half>;
-};
-template <>
-struct Vec16<__nv_bfloat16> {
-    using type = Halves8<__nv_bfloat16>;
-};
+// Vec16 (kernel_util.cuh) of a 16-bit type is a Halves8, folded by its own branch.
 template <class V>
 constexpr bool kIsHalves8 = std::is_same_v<V, Halves8<__half>> || std::is_same_v<V, Halves8<__nv_bfloat16>>;
 

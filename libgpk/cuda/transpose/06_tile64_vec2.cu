@@ -2,23 +2,22 @@
 //
 // Rung 5 issues one 4- or 8-byte load or store per element, so moving a tile costs
 // as many memory instructions as elements. Here each thread moves two neighbouring
-// elements with one 8-byte (4-byte elements) or 16-byte (8-byte elements) access on
-// both sides, halving the memory instructions and the address arithmetic. Vector
-// accesses need both matrices aligned to the vector and even leading dimensions;
-// calls that are not fall back to rung 5, and ragged tile edges are moved element by
-// element. The shared tile keeps 65 columns: element pairs cost a two-way bank
-// conflict there, which is cheap next to the global traffic saved (removing it by
-// staggering the pairs' components measured no faster).
+// 4-byte elements with one 8-byte access on both sides, halving the memory
+// instructions and the address arithmetic; 8-byte elements move one per 8-byte
+// access, which measured as fast as 16-byte pairs. Vector accesses need both
+// matrices aligned to the vector and even leading dimensions: the rung refuses calls
+// that are not (GPK_ERROR_NOT_SUPPORTED; "auto" then takes rung 5), and ragged tile
+// edges are moved element by element. The shared tile keeps 65 columns: element
+// pairs cost a two-way bank conflict there, which is cheap next to the global
+// traffic saved (removing it by staggering the pairs' components measured no
+// faster).
 //
 // The kernel (tile_tuned.cuh) replaces the first version of this rung
-// (scripts/transpose-tile64-vec2.cuh, 0.98x geam for F32), which checked bounds on every access of
-// every tile with 64-bit arithmetic: here a block takes one tile of a 1-D grid,
-// interior tiles take an unchecked path (a uniform branch) with their addresses
-// computed once, and only edge tiles check each vector. The pair accesses apply to
-// 4-byte elements; 8-byte elements now move one per 8-byte access (measured as fast
-// as the 16-byte pairs). On the H100 (scripts/tune-transpose and gpk-bench, L2
-// flushed, 2026-11-24) this reached 1.01x geam at 8192^2 and 16384^2 F32 and 1.02x
-// at 8192^2 F64, 0.96x the copy; which of the changes bought it was not isolated.
+// (scripts/transpose-tile64-vec2.cuh), which checked bounds on every access of every
+// tile with 64-bit arithmetic: here a block takes one tile of a 1-D grid, interior
+// tiles take an unchecked path (a uniform branch) with their addresses computed
+// once, and only edge tiles check each vector. What each version measured is in
+// docs/PERFORMANCE.md, section "Auto: transpose".
 #include "../kernel_util.cuh"
 #include "../ladders.hpp"
 #include "tile_tuned.cuh"
@@ -26,20 +25,39 @@
 namespace gpk::cuda {
 namespace {
 
-// scripts/tune-transpose's pick on the H100 (2026-11-24): 64x64 tile, 256 threads
+// scripts/tune-transpose's pick on the H100: 64x64 tile, 256 threads
 // (32 across a 64-element line, 8 lines per pass), 8-byte loads and stores, rung 6's
 // tile order (down A's columns), one tile per block, unstaggered shared accesses.
-using Pick = tile_tuned::Config<64, 64, 256, 8, 8, 0, false, false, false>;
+using Pick = tile_tuned::Config<64, 64, 256, 8, 8>;
+
+constexpr const char *kUnaligned =
+    "the pair accesses need A and B aligned to a pair of elements and even leading dimensions";
+
+template <class T>
+bool takes(const TransposeArgs &a) {
+    return tile_tuned::aligned<T, Pick>(a.A, a.lda, a.B, a.ldb);
+}
 
 template <class T>
 gpk_status launch(gpk_context &ctx, const TransposeArgs &a) {
-    if (!tile_tuned::aligned<T, Pick>(a.A, a.lda, a.B, a.ldb)) return transpose_tile64(ctx, a);
+    if (!takes<T>(a)) return refuse(ctx, "transpose", "tile64_vec2", kUnaligned);
     GPK_FORWARD_IF_ERROR(check(ctx, tile_tuned::launch<T, Pick>(a.A, a.lda, a.B, a.ldb, a.rows, a.cols, stream(ctx)),
                                "launch of transpose_tile64_vec2 kernel"));
     return GPK_SUCCESS;
 }
 
 }  // namespace
+
+gpk_status transpose_tile64_vec2_takes(gpk_context &, const TransposeArgs &args, const char **why_not) {
+    bool ok = false;
+    switch (args.elem_size) {
+        case 2: ok = takes<uint16_t>(args); break;
+        case 4: ok = takes<uint32_t>(args); break;
+        default: ok = takes<uint64_t>(args); break;
+    }
+    *why_not = ok ? nullptr : kUnaligned;
+    return GPK_SUCCESS;
+}
 
 gpk_status transpose_tile64_vec2(gpk_context &ctx, const TransposeArgs &args) {
     switch (args.elem_size) {

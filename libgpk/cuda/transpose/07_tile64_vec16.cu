@@ -9,8 +9,9 @@
 // elements) or 32x8 (8-byte), each thread keeping sixteen elements in flight, and the
 // shared tile keeps 65 columns: a thread's four scalar shared accesses cost a two-way
 // bank conflict, cheap next to the DRAM traffic. Vector accesses need both matrices
-// aligned to 16 bytes and leading dimensions that keep every column aligned; calls
-// that are not fall back to rung 5, and ragged tile edges go element by element.
+// aligned to 16 bytes and leading dimensions that keep every column aligned; the
+// rung refuses calls that are not (GPK_ERROR_NOT_SUPPORTED), and ragged tile edges
+// go element by element.
 #include "../kernel_util.cuh"
 #include "../ladders.hpp"
 
@@ -19,23 +20,6 @@ namespace {
 
 constexpr int kTile = 64;
 constexpr int kThreads = 256;
-
-template <class T>
-struct Vec16;
-template <>
-struct Vec16<uint32_t> {
-    using type = uint4;
-    static constexpr int kLanes = 4;
-    __device__ static void put(type &v, int k, uint32_t x) { (&v.x)[k] = x; }
-    __device__ static uint32_t get(const type &v, int k) { return (&v.x)[k]; }
-};
-template <>
-struct Vec16<uint64_t> {
-    using type = ulonglong2;
-    static constexpr int kLanes = 2;
-    __device__ static void put(type &v, int k, uint64_t x) { (&v.x)[k] = x; }
-    __device__ static uint64_t get(const type &v, int k) { return (&v.x)[k]; }
-};
 
 template <class T>
 __global__ void __launch_bounds__(kThreads)
@@ -62,7 +46,7 @@ __global__ void __launch_bounds__(kThreads)
                     if (i + kLanes <= rows) {
                         const V v = *reinterpret_cast<const V *>(A + i + j * lda);
 #pragma unroll
-                        for (int k = 0; k < kLanes; ++k) tile[ty + r][x + k] = W::get(v, k);
+                        for (int k = 0; k < kLanes; ++k) tile[ty + r][x + k] = lane<T>(v, k);
                     } else {
                         for (int k = 0; k < kLanes && i + k < rows; ++k) tile[ty + r][x + k] = A[i + k + j * lda];
                     }
@@ -78,7 +62,7 @@ __global__ void __launch_bounds__(kThreads)
                     if (jb + kLanes <= cols) {
                         V v;
 #pragma unroll
-                        for (int k = 0; k < kLanes; ++k) W::put(v, k, tile[x + k][ty + r]);
+                        for (int k = 0; k < kLanes; ++k) lane<T>(v, k) = tile[x + k][ty + r];
                         *reinterpret_cast<V *>(B + jb + ib * ldb) = v;
                     } else {
                         for (int k = 0; k < kLanes && jb + k < cols; ++k) B[jb + k + ib * ldb] = tile[x + k][ty + r];
@@ -90,12 +74,19 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
+constexpr const char *kUnaligned =
+    "the 16-byte accesses need A and B aligned to 16 bytes and leading dimensions of whole 16-byte vectors";
+
+template <class T>
+bool takes(const TransposeArgs &a) {
+    constexpr int kLanes = Vec16<T>::kLanes;
+    return reinterpret_cast<uintptr_t>(a.A) % 16 == 0 && reinterpret_cast<uintptr_t>(a.B) % 16 == 0 &&
+           a.lda % kLanes == 0 && a.ldb % kLanes == 0;
+}
+
 template <class T>
 gpk_status launch(gpk_context &ctx, const TransposeArgs &a) {
-    constexpr int kLanes = Vec16<T>::kLanes;
-    const bool aligned = reinterpret_cast<uintptr_t>(a.A) % 16 == 0 && reinterpret_cast<uintptr_t>(a.B) % 16 == 0 &&
-                         a.lda % kLanes == 0 && a.ldb % kLanes == 0;
-    if (!aligned) return transpose_tile64(ctx, a);
+    if (!takes<T>(a)) return refuse(ctx, "transpose", "tile64_vec16", kUnaligned);
     transpose_tile64_vec16_kernel<T><<<grid_2d(a.rows, a.cols, dim3(kTile, kTile)), kThreads, 0, stream(ctx)>>>(
         static_cast<const T *>(a.A), a.lda, static_cast<T *>(a.B), a.ldb, a.rows, a.cols);
     GPK_LAUNCH_CHECK(ctx, "transpose_tile64_vec16_kernel");
@@ -105,10 +96,19 @@ gpk_status launch(gpk_context &ctx, const TransposeArgs &a) {
 }  // namespace
 
 // 2-byte elements would need eight lanes per vector and their own shared-memory
-// layout; the registry lists this rung for 4- and 8-byte elements only.
-gpk_status transpose_tile64_vec16(gpk_context &ctx, const TransposeArgs &args) {
+// layout; rungs.def lists this rung for 4- and 8-byte elements only.
+constexpr const char *kNo2Byte = "its vectors hold 4- or 8-byte elements, not 2-byte ones";
+
+gpk_status transpose_tile64_vec16_takes(gpk_context &, const TransposeArgs &args, const char **why_not) {
     if (args.elem_size == 2)
-        return fail(&ctx, GPK_ERROR_NOT_SUPPORTED, "transpose variant \"tile64_vec16\" does not support 2-byte dtypes");
+        *why_not = kNo2Byte;
+    else
+        *why_not = (args.elem_size == 4 ? takes<uint32_t>(args) : takes<uint64_t>(args)) ? nullptr : kUnaligned;
+    return GPK_SUCCESS;
+}
+
+gpk_status transpose_tile64_vec16(gpk_context &ctx, const TransposeArgs &args) {
+    if (args.elem_size == 2) return refuse(ctx, "transpose", "tile64_vec16", kNo2Byte);
     return args.elem_size == 4 ? launch<uint32_t>(ctx, args) : launch<uint64_t>(ctx, args);
 }
 

@@ -1,23 +1,15 @@
-// A configurable shared-tile transpose: rung 6's kernel (06_tile64_vec2.cu names its
-// configuration) and the candidates scripts/tune-transpose times against the first
-// rung 6 (scripts/transpose-tile64-vec2.cuh), cublas<t>geam and a copy.
+// Rung 6's kernel: a shared-tile transpose with vector accesses to global memory, in
+// the configuration 06_tile64_vec2.cu names. scripts/tune-transpose times it, with
+// options of its own (scripts/transpose-tile-tuned.cuh), against cublas<t>geam and a
+// copy.
 //
 // A TI x TJ tile of A (TI along A's columns, which are contiguous; TJ along its rows)
 // goes through shared memory as tile[jj][ii], padded to TI + 1 columns. Loads move
 // kLoadBytes along A's columns, stores kStoreBytes along B's columns (B = A^T), each
-// a vector of V = bytes / sizeof(T) elements whose scalar shared accesses are
-// staggered: lanes whose vector positions wrap around the 32 banks take the vector's
-// components in a rotated order, so that each scalar shared access of a warp touches
-// 32 distinct banks (rung 6's pairs cost a two-way conflict on both sides). Options:
-//  - Group: 0 walks tiles down A's columns (ti fastest, rung 6's order); G > 0 walks
-//    G tile columns at a time, ti slowest within the group, so that a wave of blocks
-//    covers a squarer region of both matrices.
-//  - Persistent: a grid of resident blocks only, each looping over tiles.
-//  - Prefetch: the next tile's loads are issued before the current tile's stores.
-//  - MinBlocks: __launch_bounds__'s blocks per SM (0: none; a bound spills here).
-// Interior tiles take an unchecked path (a uniform branch); edge tiles check each
-// vector and fall back to elements. Needs A, B aligned to the vectors and leading
-// dimensions that keep every vector aligned (aligned<>() below).
+// a vector of bytes / sizeof(T) elements. Blocks take the tiles of a 1-D grid down
+// A's columns (ti fastest). Interior tiles take an unchecked path (a uniform branch);
+// edge tiles check each vector and fall back to elements. Needs A, B aligned to the
+// vectors and leading dimensions that keep every vector aligned (aligned<>() below).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -26,45 +18,47 @@
 
 namespace gpk::cuda::tile_tuned {
 
-template <int TI_, int TJ_, int Threads_, int LoadBytes_, int StoreBytes_, int Group_, bool Persistent_,
-          bool Prefetch_, bool Stagger_ = true, int MinBlocks_ = 0>
+template <int TI_, int TJ_, int Threads_, int LoadBytes_, int StoreBytes_>
 struct Config {
-    static constexpr int kMinBlocks = MinBlocks_;  // __launch_bounds__' minimum blocks per SM
     static constexpr int TI = TI_, TJ = TJ_, kThreads = Threads_, kLoadBytes = LoadBytes_,
-                         kStoreBytes = StoreBytes_, kGroup = Group_;
-    static constexpr bool kPersistent = Persistent_, kPrefetch = Prefetch_, kStagger = Stagger_;
+                         kStoreBytes = StoreBytes_;
 };
 
-template <class T, int N>
-struct Vec {
-    T v[N];
-};
 template <class T, int N>
 struct alignas(sizeof(T) * N) AVec {
     T v[N];
 };
 
-// Rotation of a lane's components: lanes of a warp that share a shared-memory row
-// hold V * L consecutive elements (L lanes); when that wraps the 32 banks G times,
-// the g-th wrap starts its components g * R later (R rows per warp) so that the R*G
-// groups cover every bank residue once.
-template <class T, int V, int LanesPerRow>
-__device__ __forceinline__ int rotation(int lane_in_row, int row_in_warp) {
-    constexpr int kBankWords = 32 * 4 / int(sizeof(T) < 4 ? 4 : sizeof(T));
-    constexpr int kLanes = LanesPerRow < 32 ? LanesPerRow : 32;
-    constexpr int kRows = 32 / kLanes;
-    constexpr int kWraps = (V * kLanes + kBankWords - 1) / kBankWords;
-    (void)row_in_warp;
-    if constexpr (V == 1 || kWraps <= 1) {
-        return 0;
+// This thread's part of tile (ti, tj) of A into regs: NL vectors of VL elements, lines
+// LY apart, from vector lx of the tile's line ly. Interior tiles load whole vectors
+// unchecked; edge tiles check each and fill what lies outside A with zeros.
+template <class T, int TI, int TJ, int VL, int LY, int NL>
+__device__ __forceinline__ void load_tile(AVec<T, VL> (&regs)[NL], const T *__restrict__ A, int64_t lda,
+                                          int64_t rows, int64_t cols, int64_t ti, int64_t tj, int lx, int ly) {
+    using LV = AVec<T, VL>;
+    const int64_t i = ti * TI + lx * VL, j0 = tj * TJ + ly;
+    const T *p = A + i + j0 * lda;
+    const bool interior = (ti + 1) * TI <= rows && (tj + 1) * TJ <= cols;
+    if (interior) {
+#pragma unroll
+        for (int r = 0; r < NL; ++r) regs[r] = *reinterpret_cast<const LV *>(p + int64_t(r) * LY * lda);
     } else {
-        const int g = ((lane_in_row % kLanes) * V) / kBankWords;
-        return (g * kRows) % V;
+#pragma unroll
+        for (int r = 0; r < NL; ++r) {
+            const int64_t j = j0 + int64_t(r) * LY;
+            if (j < cols && i + VL <= rows) {
+                regs[r] = *reinterpret_cast<const LV *>(p + int64_t(r) * LY * lda);
+            } else {
+#pragma unroll
+                for (int k = 0; k < VL; ++k)
+                    regs[r].v[k] = (j < cols && i + k < rows) ? p[k + int64_t(r) * LY * lda] : T(0);
+            }
+        }
     }
 }
 
 template <class T, class C>
-__global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
+__global__ void __launch_bounds__(C::kThreads)
     transpose_kernel(const T *__restrict__ A, int64_t lda, T *__restrict__ B, int64_t ldb, int64_t rows, int64_t cols,
                      int64_t tiles_i, int64_t tiles_j) {
     constexpr int TI = C::TI, TJ = C::TJ, NT = C::kThreads;
@@ -80,59 +74,17 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
 
     const int lx = threadIdx.x % LX, ly = threadIdx.x / LX;
     const int sx = threadIdx.x % SX, sy = threadIdx.x / SX;
-    const int rot_l = C::kStagger ? rotation<T, VL, LX>(lx, ly) : 0;
-    const int rot_s = C::kStagger ? rotation<T, VS, SX>(sx, sy) : 0;
     const int64_t ntiles = tiles_i * tiles_j;
-
-    auto map = [&](int64_t t, int64_t &ti, int64_t &tj) {
-        if constexpr (C::kGroup == 0) {
-            tj = t / tiles_i;
-            ti = t - tj * tiles_i;
-        } else {
-            const int64_t per = int64_t(C::kGroup) * tiles_i;
-            const int64_t g = t / per, r = t - g * per;
-            const int64_t first = g * C::kGroup;
-            const int64_t size = tiles_j - first < C::kGroup ? tiles_j - first : C::kGroup;
-            ti = r / size;
-            tj = first + (r - ti * size);
-        }
-    };
 
     LV regs[NL];
     auto load = [&](int64_t ti, int64_t tj) {
-        const int64_t i = ti * TI + lx * VL, j0 = tj * TJ + ly;
-        const T *p = A + i + j0 * lda;
-        const bool interior = (ti + 1) * TI <= rows && (tj + 1) * TJ <= cols;
-        if (interior) {
-#pragma unroll
-            for (int r = 0; r < NL; ++r) regs[r] = *reinterpret_cast<const LV *>(p + int64_t(r) * LY * lda);
-        } else {
-#pragma unroll
-            for (int r = 0; r < NL; ++r) {
-                const int64_t j = j0 + int64_t(r) * LY;
-                if (j < cols && i + VL <= rows) {
-                    regs[r] = *reinterpret_cast<const LV *>(p + int64_t(r) * LY * lda);
-                } else {
-#pragma unroll
-                    for (int k = 0; k < VL; ++k)
-                        regs[r].v[k] = (j < cols && i + k < rows) ? p[k + int64_t(r) * LY * lda] : T(0);
-                }
-            }
-        }
+        load_tile<T, TI, TJ, VL, LY, NL>(regs, A, lda, rows, cols, ti, tj, lx, ly);
     };
     auto to_shared = [&] {
 #pragma unroll
         for (int r = 0; r < NL; ++r) {
 #pragma unroll
-            for (int k = 0; k < VL; ++k) {
-                // component kk = (k + rot) % VL, chosen by selects (no indexed registers)
-                T x = regs[r].v[k];
-                int kk = k;
-#pragma unroll
-                for (int q = 1; q < VL; ++q)
-                    if (rot_l == q) x = regs[r].v[(k + q) % VL], kk = (k + q) % VL;
-                tile[ly + r * LY][lx * VL + kk] = x;
-            }
+            for (int k = 0; k < VL; ++k) tile[ly + r * LY][lx * VL + k] = regs[r].v[k];
         }
     };
     auto store = [&](int64_t ti, int64_t tj) {
@@ -144,16 +96,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
             const int ii = sy + r * SY;
             SV v;
 #pragma unroll
-            for (int k = 0; k < VS; ++k) {
-                int kk = k;
-#pragma unroll
-                for (int s = 1; s < VS; ++s)
-                    if (rot_s == s) kk = (k + s) % VS;
-                const T x = tile[sx * VS + kk][ii];
-#pragma unroll
-                for (int c = 0; c < VS; ++c)
-                    if (kk == c) v.v[c] = x;
-            }
+            for (int k = 0; k < VS; ++k) v.v[k] = tile[sx * VS + k][ii];
             T *qr = q + int64_t(r) * SY * ldb;
             const int64_t ib = ib0 + int64_t(r) * SY;
             if (interior || (ib < rows && jb + VS <= cols)) {
@@ -166,25 +109,14 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
         }
     };
 
-    int64_t t = blockIdx.x;
-    if (t >= ntiles) return;
-    int64_t ti, tj;
-    map(t, ti, tj);
-    load(ti, tj);
-    for (;;) {
+    // One tile per block; a grid capped below the tile count loops over the rest.
+    for (int64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
+        const int64_t tj = t / tiles_i, ti = t - tj * tiles_i;
+        load(ti, tj);
         to_shared();
         __syncthreads();
-        const int64_t tn = t + gridDim.x;
-        int64_t ni = 0, nj = 0;
-        if (tn < ntiles) map(tn, ni, nj);
-        if constexpr (C::kPrefetch) {
-            if (tn < ntiles) load(ni, nj);
-        }
         store(ti, tj);
-        if (tn >= ntiles) break;
-        __syncthreads();
-        if constexpr (!C::kPrefetch) load(ni, nj);
-        t = tn, ti = ni, tj = nj;
+        if (t + gridDim.x < ntiles) __syncthreads();  // the tile is reused
     }
 }
 
@@ -202,20 +134,7 @@ inline cudaError_t launch(const void *A, int64_t lda, void *B, int64_t ldb, int6
     if (rows <= 0 || cols <= 0) return cudaSuccess;
     const int64_t tiles_i = (rows + C::TI - 1) / C::TI, tiles_j = (cols + C::TJ - 1) / C::TJ;
     const int64_t ntiles = tiles_i * tiles_j;
-    int64_t grid = ntiles < 2147483647 ? ntiles : 2147483647;
-    if constexpr (C::kPersistent) {
-        static thread_local int resident = 0;  // blocks the chip holds at once (first device seen: tuning only)
-        if (resident == 0) {
-            int dev = 0, sms = 0, per_sm = 0;
-            cudaError_t e = cudaGetDevice(&dev);
-            if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-            if (e == cudaSuccess)
-                e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, transpose_kernel<T, C>, C::kThreads, 0);
-            if (e != cudaSuccess) return e;
-            resident = sms * (per_sm < 1 ? 1 : per_sm);
-        }
-        if (grid > resident) grid = resident;
-    }
+    const int64_t grid = ntiles < 2147483647 ? ntiles : 2147483647;
     transpose_kernel<T, C><<<static_cast<unsigned>(grid), C::kThreads, 0, stream>>>(
         static_cast<const T *>(A), lda, static_cast<T *>(B), ldb, rows, cols, tiles_i, tiles_j);
     return cudaGetLastError();
