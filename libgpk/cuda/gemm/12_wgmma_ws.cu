@@ -1,0 +1,375 @@
+// Rung 12, warp-specialised wgmma: the tensor cores of Hopper fed the way they are
+// built to be fed. Rung 11 runs at a fraction of the H100's 16-bit rate, for three
+// reasons this rung removes one by one:
+//
+// * mma.sync is a warp-sized product whose operands pass through registers (ldmatrix)
+//   on every step; wgmma multiplies a 64 x 256 x 16 block per instruction for a
+//   warpgroup of four warps, reads both operands straight from shared memory through
+//   descriptors, and runs asynchronously: a warpgroup issues a k-tile's four wgmma,
+//   commits them as a group and keeps one group in flight while it waits for the next
+//   tile, so the tensor cores never wait on the issuing warps.
+// * cp.async makes every thread compute addresses and issue copies; the TMA engine
+//   copies a whole 2-D box (64 elements of k by 128 or 256 rows) per instruction,
+//   writes it in the 128-byte swizzle the wgmma descriptors read without bank
+//   conflicts, fills what lies outside the matrix with zeros (so ragged m, n and k need
+//   no predicates in the main loop), and signals an mbarrier with the bytes it landed.
+//   Stages form a ring of four: a "full" barrier per stage that the copies complete, an
+//   "empty" barrier per stage that the consumers release.
+// * Threads that both load and multiply serialise the two. Here warpgroup 0 only
+//   produces (one thread issues every TMA copy; the warpgroup gives its registers back
+//   with setmaxnreg) and warpgroups 1 and 2 only consume, each owning 64 x 256
+//   accumulators of a 128 x 256 tile in 128 registers per thread (setmaxnreg raises
+//   their budget to 232). The grid is persistent (one block per SM) and walks the tiles
+//   in bands of 8 rows of tiles, so that the blocks running together share their X and
+//   Y tiles in L2; the producer runs ahead into the next tile while the consumers store
+//   the last one.
+//
+// The epilogue applies alpha and beta in F32 and stores pairs of elements (two
+// consecutive rows of column-major C) straight from the accumulators, predicated at
+// the edges of C. F16 and BF16 use m64n256k16; F32 calls take TF32 products with
+// m64n256k8 over the same 128-byte rows (32 elements of k per stage). wgmma, setmaxnreg
+// and this TMA use need sm_90a: the kernel body exists only in sm_90a code, and the
+// launcher answers NOT_SUPPORTED on any other GPU or binary.
+#include "tc_common.cuh"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <atomic>
+
+namespace gpk::cuda::tc {
+namespace ws12 {
+
+constexpr int BP = 128, BQ = 256, STAGES = 4, THREADS = 384, GROUP = 8;
+constexpr int ROW_BYTES = 128;  // one row of a k-tile: the width of the 128-byte swizzle
+constexpr int X_BYTES = BP * ROW_BYTES, Y_BYTES = BQ * ROW_BYTES;
+constexpr int STAGE_BYTES = X_BYTES + Y_BYTES;
+constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024;  // + slack to align the ring to 1024 bytes
+constexpr int CONSUMER_WARPS = 8;                        // arrivals that release a stage
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define GPK_SM90A_CODE 1
+#endif
+
+#define GPK_WGMMA_D_REGS \
+    "{" "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15" \
+    ", " "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31" \
+    ", " "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47" \
+    ", " "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63" \
+    ", " "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79" \
+    ", " "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95" \
+    ", " "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111" \
+    ", " "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127" "}"
+
+#define GPK_WGMMA_D_OUTS(d) \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+    "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+    "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
+    "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+    "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
+    "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
+    "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
+    "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
+    "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
+    "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
+    "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+
+#ifdef GPK_SM90A_CODE
+// Shared-memory matrix descriptor of a k-major tile in the 128-byte swizzle: rows of
+// 128 bytes, 8-row groups 1024 bytes apart (stride byte offset), the leading byte
+// offset unused for this layout. The tile must start 1024-byte aligned, except for the
+// k offsets (multiples of 32 bytes) added inside a row.
+__device__ __forceinline__ uint64_t desc_sw128(uint32_t saddr) {
+    return uint64_t((saddr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) |
+           (uint64_t(1) << 62);
+}
+
+template <class T>
+__device__ __forceinline__ void wgmma_256(float (&d)[128], uint64_t da, uint64_t db) {
+    if constexpr (sizeof(T) == 4) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " GPK_WGMMA_D_REGS
+                     ", %128, %129, p, 1, 1;\n}\n"
+                     : GPK_WGMMA_D_OUTS(d)
+                     : "l"(da), "l"(db), "r"(1));
+    } else if constexpr (std::is_same_v<T, __half>) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 " GPK_WGMMA_D_REGS
+                     ", %128, %129, p, 1, 1, 0, 0;\n}\n"
+                     : GPK_WGMMA_D_OUTS(d)
+                     : "l"(da), "l"(db), "r"(1));
+    } else {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 " GPK_WGMMA_D_REGS
+                     ", %128, %129, p, 1, 1, 0, 0;\n}\n"
+                     : GPK_WGMMA_D_OUTS(d)
+                     : "l"(da), "l"(db), "r"(1));
+    }
+}
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Returns once the phase of parity `parity` has completed.
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+    asm volatile(
+        "{\n.reg .pred done;\n"
+        "WAIT_%=:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra WAIT_%=;\n}\n" ::"r"(bar),
+        "r"(parity)
+        : "memory");
+}
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
+        "[%4];\n" ::"r"(dst),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
+        : "memory");
+}
+#endif
+
+// The tile `t` of the persistent walk: bands of GROUP tile rows of D, column by column
+// inside a band, so the blocks running at once read few distinct X and Y tiles.
+__device__ __forceinline__ void tile_of(int64_t t, int64_t tiles_p, int64_t tiles_q, int64_t *tp, int64_t *tq) {
+    const int64_t per_band = int64_t(GROUP) * tiles_q;
+    const int64_t band = t / per_band, first = band * GROUP;
+    const int64_t rows = tiles_p - first < GROUP ? tiles_p - first : GROUP;
+    const int64_t r = t - band * per_band;
+    *tp = first + r % rows;
+    *tq = r / rows;
+}
+
+// D (P x Q) = X (P x K) Y^T (Q x K) through the two tensor maps (k-major, k the inner
+// dimension), stored by the epilogue.
+template <class T>
+__global__ void __launch_bounds__(THREADS, 1)
+    kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_y, int64_t P,
+           int64_t Q, int64_t K, Epilogue ep) {
+#ifdef GPK_SM90A_CODE
+    constexpr int KE = ROW_BYTES / int(sizeof(T));  // elements of k per stage
+    extern __shared__ uint8_t smem_raw[];
+    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+    const uint32_t raw = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
+    const uint32_t ring = (raw + 1023) & ~1023u;
+    const uint32_t full0 = static_cast<uint32_t>(__cvta_generic_to_shared(&full[0]));
+    const uint32_t empty0 = static_cast<uint32_t>(__cvta_generic_to_shared(&empty[0]));
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full0 + 8 * s, 1);
+            mbar_init(empty0 + 8 * s, CONSUMER_WARPS);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    const int64_t tiles_p = (P + BP - 1) / BP, tiles_q = (Q + BQ - 1) / BQ, tiles = tiles_p * tiles_q;
+    const int64_t nk = (K + KE - 1) / KE;
+    const int wg = threadIdx.x / 128;
+
+    if (wg == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        if (threadIdx.x == 0) {
+            int stage = 0;
+            uint32_t phase = 0;
+            for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+                int64_t tp, tq;
+                tile_of(t, tiles_p, tiles_q, &tp, &tq);
+                for (int64_t kb = 0; kb < nk; ++kb) {
+                    // A fresh barrier counts its previous phase (parity 1) as completed,
+                    // so the first pass over the ring does not wait.
+                    mbar_wait(empty0 + 8 * stage, phase ^ 1);
+                    const uint32_t bar = full0 + 8 * stage;
+                    mbar_expect_tx(bar, STAGE_BYTES);
+                    const uint32_t xs = ring + stage * STAGE_BYTES, ys = xs + X_BYTES;
+                    tma_load_2d(xs, &map_x, bar, int(kb * KE), int(tp * BP));
+                    tma_load_2d(ys, &map_y, bar, int(kb * KE), int(tq * BQ));
+                    if (++stage == STAGES) {
+                        stage = 0;
+                        phase ^= 1;
+                    }
+                }
+            }
+        }
+    } else {
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+        const int c = wg - 1, t = threadIdx.x - 128 * wg, warp = t / 32, lane = t % 32;
+        int stage = 0;
+        uint32_t phase = 0;
+        float d[128];
+        for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            int64_t tp, tq;
+            tile_of(tile, tiles_p, tiles_q, &tp, &tq);
+#pragma unroll
+            for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+            int prev = -1;
+            for (int64_t kb = 0; kb < nk; ++kb) {
+                mbar_wait(full0 + 8 * stage, phase);
+                const uint32_t xs = ring + stage * STAGE_BYTES + c * 64 * ROW_BYTES;
+                const uint32_t ys = ring + stage * STAGE_BYTES + X_BYTES;
+                asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+                for (int s = 0; s < 4; ++s) wgmma_256<T>(d, desc_sw128(xs + 32 * s), desc_sw128(ys + 32 * s));
+                asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+                // The group before this one has finished reading its stage: release it.
+                asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+                if (prev >= 0 && lane == 0) mbar_arrive(empty0 + 8 * prev);
+                prev = stage;
+                if (++stage == STAGES) {
+                    stage = 0;
+                    phase ^= 1;
+                }
+            }
+            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+            if (prev >= 0 && lane == 0) mbar_arrive(empty0 + 8 * prev);
+
+            const int64_t p = tp * BP + c * 64 + warp * 16 + (lane >> 2);
+            const int64_t q0 = tq * BQ + 2 * (lane & 3);
+#pragma unroll
+            for (int j = 0; j < 32; ++j) {
+                store_pair<T>(ep, P, Q, p, q0 + 8 * j, d[4 * j], d[4 * j + 1]);
+                store_pair<T>(ep, P, Q, p + 8, q0 + 8 * j, d[4 * j + 2], d[4 * j + 3]);
+            }
+        }
+    }
+#endif
+}
+
+// Writes 1 where the GPU runs this file's sm_90a code, 0 elsewhere.
+__global__ void probe_kernel(int *out) {
+#ifdef GPK_SM90A_CODE
+    *out = 1;
+#else
+    *out = 0;
+#endif
+}
+
+// Whether device `dev` runs the sm_90a kernels of this binary; asked once per device.
+inline Result sm90a_available(int dev, bool *yes) {
+    static std::atomic<int> known[64];  // 0: not asked, 1: yes, 2: no
+    if (dev < 0 || dev >= 64) return not_supported("gemm rung wgmma_ws: device index above 63");
+    int k = known[dev].load();
+    if (k == 0) {
+        int major = 0, minor = 0;
+        cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+        if (e == cudaSuccess) e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+        if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: querying the device");
+        k = 2;
+        if (major == 9 && minor == 0) {
+            int *flag = nullptr, host = 0;
+            e = cudaMalloc(&flag, sizeof(int));
+            if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: probing for sm_90a code");
+            probe_kernel<<<1, 1>>>(flag);
+            e = cudaGetLastError();
+            if (e == cudaSuccess) e = cudaMemcpy(&host, flag, sizeof(int), cudaMemcpyDeviceToHost);
+            cudaFree(flag);
+            if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: probing for sm_90a code");
+            k = host == 1 ? 1 : 2;
+        }
+        known[dev].store(k);
+    }
+    *yes = k == 1;
+    return ok();
+}
+
+inline PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
+    static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+        void *p = nullptr;
+        cudaDriverEntryPointQueryResult q{};
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) !=
+                cudaSuccess ||
+            q != cudaDriverEntryPointSuccess)
+            p = nullptr;
+        return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+    }();
+    return fn;
+}
+
+// A tensor map over rows x K (k inner, rows `ld` elements apart), boxes of one 128-byte
+// row of k by box_rows rows, 128-byte swizzle, zeros outside.
+template <class T>
+inline bool make_map(CUtensorMap *map, const void *ptr, int64_t rows, int64_t K, int64_t ld, int box_rows) {
+    auto fn = encode_fn();
+    if (!fn) return false;
+    const CUtensorMapDataType dt = sizeof(T) == 4                   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                   : std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                                    : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    cuuint64_t dims[2] = {cuuint64_t(K), cuuint64_t(rows)};
+    cuuint64_t strides[1] = {cuuint64_t(ld) * sizeof(T)};
+    cuuint32_t box[2] = {cuuint32_t(ROW_BYTES / sizeof(T)), cuuint32_t(box_rows)};
+    cuuint32_t estr[2] = {1, 1};
+    return fn(map, dt, 2, const_cast<void *>(ptr), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+template <class T>
+Result run(const GemmTc &g, const Normal &nf) {
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: querying the device");
+    bool have = false;
+    Result r = sm90a_available(dev, &have);
+    if (r.status != Status::Ok) return r;
+    if (!have) return not_supported("gemm rung wgmma_ws needs an sm_90 GPU (H100/H200) and sm_90a code in the build");
+    if (nf.K > 0x7fffffff || nf.P > 0x7fffffff || nf.Q > 0x7fffffff)
+        return not_supported("gemm rung wgmma_ws: m, n and k must stay below 2^31");
+    if (!encode_fn()) return not_supported("gemm rung wgmma_ws: the driver lacks cuTensorMapEncodeTiled");
+
+    Prepared pr{};
+    r = prepare<T>(nf, g, 1, &pr);
+    if (r.status != Status::Ok) return r;
+    CUtensorMap mx, my;
+    if (!make_map<T>(&mx, pr.X, nf.P, nf.K, pr.ldx, BP) || !make_map<T>(&my, pr.Y, nf.Q, nf.K, pr.ldy, BQ))
+        return not_supported("gemm rung wgmma_ws: the operands do not fit a TMA tensor map");
+
+    int sms = 0;
+    e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: querying the device");
+    e = cudaFuncSetAttribute(kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
+    if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: shared memory");
+    const int64_t tiles = ((nf.P + BP - 1) / BP) * ((nf.Q + BQ - 1) / BQ);
+    const int grid = int(tiles < sms ? tiles : sms);
+    kernel<T><<<grid, THREADS, SMEM_BYTES, g.stream>>>(mx, my, nf.P, nf.Q, nf.K, make_epilogue(g, sizeof(T)));
+    e = cudaGetLastError();
+    return e == cudaSuccess ? ok() : cuda_failed(e, "gemm rung wgmma_ws: launch");
+}
+
+}  // namespace ws12
+
+// Workspace bytes gemm_tc_wgmma_ws needs for this call: a packed copy of each operand
+// that is not k-major with a 16-byte aligned pointer and leading dimension.
+inline size_t gemm_tc_wgmma_ws_workspace(const GemmTc &g) {
+    Normal nf{};
+    if (normalise(g, &nf).status != Status::Ok) return 0;
+    if (nf.P == 0 || nf.Q == 0 || nf.K == 0) return 0;
+    return pack_bytes(nf, elem_size(g.dtype), 1);
+}
+
+inline Result gemm_tc_wgmma_ws(const GemmTc &g) {
+    Normal nf{};
+    Result r = normalise(g, &nf);
+    if (r.status != Status::Ok) return r;
+    if (nf.P == 0 || nf.Q == 0) return ok();
+    const bool no_product = nf.K == 0 || g.alpha == 0.0f;
+    switch (g.dtype) {
+        case Dtype::F16: return no_product ? scale_c<__half>(g, nf) : ws12::run<__half>(g, nf);
+        case Dtype::BF16: return no_product ? scale_c<__nv_bfloat16>(g, nf) : ws12::run<__nv_bfloat16>(g, nf);
+        case Dtype::TF32: return no_product ? scale_c<float>(g, nf) : ws12::run<float>(g, nf);
+    }
+    return not_supported("gemm rung wgmma_ws: unknown dtype");
+}
+
+}  // namespace gpk::cuda::tc
