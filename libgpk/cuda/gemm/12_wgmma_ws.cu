@@ -46,6 +46,7 @@ constexpr int X_BYTES = BP * ROW_BYTES, Y_BYTES = BQ * ROW_BYTES;
 constexpr int STAGE_BYTES = X_BYTES + Y_BYTES;
 constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024;  // + slack to align the ring to 1024 bytes
 constexpr int CONSUMER_WARPS = 8;                        // arrivals that release a stage
+constexpr int MN_BOX_BYTES = 64 * ROW_BYTES;             // an MN-major box: 64 k-rows of 128 bytes
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define GPK_SM90A_CODE 1
@@ -80,18 +81,27 @@ constexpr int CONSUMER_WARPS = 8;                        // arrivals that releas
     "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
 
 #ifdef GPK_SM90A_CODE
-// Shared-memory matrix descriptor of a k-major tile in the 128-byte swizzle: rows of
-// 128 bytes, 8-row groups 1024 bytes apart (stride byte offset), the leading byte
-// offset unused for this layout. The tile must start 1024-byte aligned, except for the
-// k offsets (multiples of 32 bytes) added inside a row.
-__device__ __forceinline__ uint64_t desc_sw128(uint32_t saddr) {
+// Shared-memory matrix descriptors, 128-byte swizzle (bits 0-13 address, 16-29 leading
+// byte offset, 32-45 stride byte offset, 62-63 swizzle mode; offsets in 16 bytes).
+// k-major: rows of 128 bytes of k, 8-row groups 1024 bytes apart (stride offset), the
+// leading offset unused; k steps add 32 bytes inside the row.
+__device__ __forceinline__ uint64_t desc_kmajor(uint32_t saddr) {
     return uint64_t((saddr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) |
            (uint64_t(1) << 62);
 }
+// MN-major (16-bit only): each TMA box is 64 k-rows of 64 elements along m or n (128
+// bytes); groups of 8 k-rows are 1024 bytes apart (stride offset), consecutive boxes of
+// 64 along m or n are MN_BOX_BYTES apart (leading offset); k steps of 16 add 16 rows.
+__device__ __forceinline__ uint64_t desc_mnmajor(uint32_t saddr) {
+    return uint64_t((saddr & 0x3FFFF) >> 4) | (uint64_t(MN_BOX_BYTES >> 4) << 16) |
+           (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
+}
 
-template <class T>
+// imm-trans-a/b = 1: that operand is MN-major in shared memory (16-bit types only).
+template <class T, int TA, int TB>
 __device__ __forceinline__ void wgmma_256(float (&d)[128], uint64_t da, uint64_t db) {
     if constexpr (sizeof(T) == 4) {
+        static_assert(TA == 0 && TB == 0, "TF32 wgmma reads k-major operands only");
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " GPK_WGMMA_D_REGS
                      ", %128, %129, p, 1, 1;\n}\n"
@@ -100,15 +110,15 @@ __device__ __forceinline__ void wgmma_256(float (&d)[128], uint64_t da, uint64_t
     } else if constexpr (std::is_same_v<T, __half>) {
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 " GPK_WGMMA_D_REGS
-                     ", %128, %129, p, 1, 1, 0, 0;\n}\n"
+                     ", %128, %129, p, 1, 1, %131, %132;\n}\n"
                      : GPK_WGMMA_D_OUTS(d)
-                     : "l"(da), "l"(db), "r"(1));
+                     : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
     } else {
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 " GPK_WGMMA_D_REGS
-                     ", %128, %129, p, 1, 1, 0, 0;\n}\n"
+                     ", %128, %129, p, 1, 1, %131, %132;\n}\n"
                      : GPK_WGMMA_D_OUTS(d)
-                     : "l"(da), "l"(db), "r"(1));
+                     : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
     }
 }
 
@@ -151,9 +161,10 @@ __device__ __forceinline__ void tile_of(int64_t t, int64_t tiles_p, int64_t tile
     *tq = r / rows;
 }
 
-// D (P x Q) = X (P x K) Y^T (Q x K) through the two tensor maps (k-major, k the inner
-// dimension), stored by the epilogue.
-template <class T>
+// D (P x Q) = X (P x K) Y^T (Q x K) through the two tensor maps, stored by the
+// epilogue. XK / YK: the operand is k-major (k the inner dimension of its map) or, for
+// 16-bit types, MN-major (p or q inner), read by wgmma with its transpose bit.
+template <class T, bool XK, bool YK>
 __global__ void __launch_bounds__(THREADS, 1)
     kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_y, int64_t P,
            int64_t Q, int64_t K, Epilogue ep) {
@@ -194,8 +205,20 @@ __global__ void __launch_bounds__(THREADS, 1)
                     const uint32_t bar = full0 + 8 * stage;
                     mbar_expect_tx(bar, STAGE_BYTES);
                     const uint32_t xs = ring + stage * STAGE_BYTES, ys = xs + X_BYTES;
-                    tma_load_2d(xs, &map_x, bar, int(kb * KE), int(tp * BP));
-                    tma_load_2d(ys, &map_y, bar, int(kb * KE), int(tq * BQ));
+                    if constexpr (XK) {
+                        tma_load_2d(xs, &map_x, bar, int(kb * KE), int(tp * BP));
+                    } else {
+#pragma unroll
+                        for (int b = 0; b < BP / 64; ++b)
+                            tma_load_2d(xs + b * MN_BOX_BYTES, &map_x, bar, int(tp * BP + 64 * b), int(kb * KE));
+                    }
+                    if constexpr (YK) {
+                        tma_load_2d(ys, &map_y, bar, int(kb * KE), int(tq * BQ));
+                    } else {
+#pragma unroll
+                        for (int b = 0; b < BQ / 64; ++b)
+                            tma_load_2d(ys + b * MN_BOX_BYTES, &map_y, bar, int(tq * BQ + 64 * b), int(kb * KE));
+                    }
                     if (++stage == STAGES) {
                         stage = 0;
                         phase ^= 1;
@@ -221,7 +244,12 @@ __global__ void __launch_bounds__(THREADS, 1)
                 const uint32_t ys = ring + stage * STAGE_BYTES + X_BYTES;
                 asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-                for (int s = 0; s < 4; ++s) wgmma_256<T>(d, desc_sw128(xs + 32 * s), desc_sw128(ys + 32 * s));
+                for (int s = 0; s < 4; ++s) {
+                    // A k step is 32 bytes along a k-major row, or 16 k-rows of an MN-major box.
+                    const uint64_t da = XK ? desc_kmajor(xs + 32 * s) : desc_mnmajor(xs + 16 * ROW_BYTES * s);
+                    const uint64_t db = YK ? desc_kmajor(ys + 32 * s) : desc_mnmajor(ys + 16 * ROW_BYTES * s);
+                    wgmma_256<T, XK ? 0 : 1, YK ? 0 : 1>(d, da, db);
+                }
                 asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
                 // The group before this one has finished reading its stage: release it.
                 asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
@@ -297,23 +325,29 @@ inline PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
     return fn;
 }
 
-// A tensor map over rows x K (k inner, rows `ld` elements apart), boxes of one 128-byte
-// row of k by box_rows rows, 128-byte swizzle, zeros outside.
+// A tensor map over an operand of `rows` x K, zeros outside, 128-byte swizzle. k-major
+// (k inner, rows `ld` elements apart): boxes of one 128-byte row of k by box_rows rows.
+// MN-major (rows inner, k-rows `ld` apart): boxes of 64 along the rows by one stage of k.
 template <class T>
-inline bool make_map(CUtensorMap *map, const void *ptr, int64_t rows, int64_t K, int64_t ld, int box_rows) {
+inline bool make_map(CUtensorMap *map, const void *ptr, int64_t rows, int64_t K, int64_t ld, int box_rows,
+                     bool kmajor) {
     auto fn = encode_fn();
     if (!fn) return false;
     const CUtensorMapDataType dt = sizeof(T) == 4                   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                    : std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                                                     : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-    cuuint64_t dims[2] = {cuuint64_t(K), cuuint64_t(rows)};
+    const cuuint32_t ke = cuuint32_t(ROW_BYTES / sizeof(T));
+    cuuint64_t dims[2] = {cuuint64_t(kmajor ? K : rows), cuuint64_t(kmajor ? rows : K)};
     cuuint64_t strides[1] = {cuuint64_t(ld) * sizeof(T)};
-    cuuint32_t box[2] = {cuuint32_t(ROW_BYTES / sizeof(T)), cuuint32_t(box_rows)};
+    cuuint32_t box[2] = {kmajor ? ke : 64u, kmajor ? cuuint32_t(box_rows) : ke};
     cuuint32_t estr[2] = {1, 1};
     return fn(map, dt, 2, const_cast<void *>(ptr), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
+
+template <class T, bool XK, bool YK>
+Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CUtensorMap &my, int dev);
 
 template <class T>
 Result run(const GemmTc &g, const Normal &nf) {
@@ -329,20 +363,32 @@ Result run(const GemmTc &g, const Normal &nf) {
     if (!encode_fn()) return not_supported("gemm rung wgmma_ws: the driver lacks cuTensorMapEncodeTiled");
 
     Prepared pr{};
-    r = prepare<T>(nf, g, 1, &pr);
+    r = prepare<T>(nf, g, 1, &pr, sizeof(T) == 2);
     if (r.status != Status::Ok) return r;
     CUtensorMap mx, my;
-    if (!make_map<T>(&mx, pr.X, nf.P, nf.K, pr.ldx, BP) || !make_map<T>(&my, pr.Y, nf.Q, nf.K, pr.ldy, BQ))
+    if (!make_map<T>(&mx, pr.X, nf.P, nf.K, pr.ldx, BP, pr.xk) || !make_map<T>(&my, pr.Y, nf.Q, nf.K, pr.ldy, BQ, pr.yk))
         return not_supported("gemm rung wgmma_ws: the operands do not fit a TMA tensor map");
+    if constexpr (sizeof(T) == 4) {
+        return launch<T, true, true>(g, nf, mx, my, dev);
+    } else {
+        if (pr.xk && pr.yk) return launch<T, true, true>(g, nf, mx, my, dev);
+        if (pr.xk) return launch<T, true, false>(g, nf, mx, my, dev);
+        if (pr.yk) return launch<T, false, true>(g, nf, mx, my, dev);
+        return launch<T, false, false>(g, nf, mx, my, dev);
+    }
+}
+
+template <class T, bool XK, bool YK>
+Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CUtensorMap &my, int dev) {
 
     int sms = 0;
-    e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: querying the device");
-    e = cudaFuncSetAttribute(kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
+    e = cudaFuncSetAttribute(kernel<T, XK, YK>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
     if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: shared memory");
     const int64_t tiles = ((nf.P + BP - 1) / BP) * ((nf.Q + BQ - 1) / BQ);
     const int grid = int(tiles < sms ? tiles : sms);
-    kernel<T><<<grid, THREADS, SMEM_BYTES, g.stream>>>(mx, my, nf.P, nf.Q, nf.K, make_epilogue(g, sizeof(T)));
+    kernel<T, XK, YK><<<grid, THREADS, SMEM_BYTES, g.stream>>>(mx, my, nf.P, nf.Q, nf.K, make_epilogue(g, sizeof(T)));
     e = cudaGetLastError();
     return e == cudaSuccess ? ok() : cuda_failed(e, "gemm rung wgmma_ws: launch");
 }
@@ -355,7 +401,7 @@ inline size_t gemm_tc_wgmma_ws_workspace(const GemmTc &g) {
     Normal nf{};
     if (normalise(g, &nf).status != Status::Ok) return 0;
     if (nf.P == 0 || nf.Q == 0 || nf.K == 0) return 0;
-    return pack_bytes(nf, elem_size(g.dtype), 1);
+    return pack_bytes(nf, elem_size(g.dtype), 1, g.dtype != Dtype::TF32);
 }
 
 inline Result gemm_tc_wgmma_ws(const GemmTc &g) {

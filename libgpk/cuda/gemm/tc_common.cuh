@@ -125,12 +125,13 @@ inline Result normalise(const GemmTc &g, Normal *out) {
     return ok();
 }
 
-// Whether an operand can be read in place by 16-byte loads (cp.async, TMA): k-major,
-// pointer 16-byte aligned, rows a whole number of 16 bytes apart; `kmult` asks also
-// for k a multiple of this many elements (rungs whose loads cannot stop mid-vector).
-inline bool in_place(const Operand &o, int64_t K, size_t esize, int64_t kmult) {
-    return o.kmajor && reinterpret_cast<uintptr_t>(o.ptr) % 16 == 0 && (o.ld * int64_t(esize)) % 16 == 0 &&
-           K % kmult == 0;
+// Whether an operand can be read in place by 16-byte loads (cp.async, TMA): k-major
+// (or MN-major too where the rung reads both, `allow_mn`), pointer 16-byte aligned,
+// rows a whole number of 16 bytes apart; `kmult` asks also for k a multiple of this
+// many elements (rungs whose loads cannot stop mid-vector).
+inline bool in_place(const Operand &o, int64_t K, size_t esize, int64_t kmult, bool allow_mn = false) {
+    return (o.kmajor || allow_mn) && reinterpret_cast<uintptr_t>(o.ptr) % 16 == 0 &&
+           (o.ld * int64_t(esize)) % 16 == 0 && K % kmult == 0;
 }
 
 // Leading dimension of a packed operand: k rounded up to 16 bytes, the pad zeros.
@@ -183,32 +184,37 @@ inline cudaError_t launch_pack(const Operand &o, int64_t K, T *dst, int64_t ldd,
     return cudaGetLastError();
 }
 
-// The operands a kernel reads: each either the caller's, or a packed copy in workspace.
+// The operands a kernel reads: each either the caller's, or a packed (k-major) copy in
+// workspace.
 struct Prepared {
     const void *X;
     int64_t ldx;
     const void *Y;
     int64_t ldy;
     bool packed_x, packed_y;
+    bool xk, yk;  // operand read k-major (else MN-major, in place)
 };
 
 // Bytes of workspace a call needs: one packed copy per operand not usable in place.
-inline size_t pack_bytes(const Normal &nf, size_t esize, int64_t kmult) {
+inline size_t pack_bytes(const Normal &nf, size_t esize, int64_t kmult, bool allow_mn = false) {
     const int64_t ld = packed_ld(nf.K, esize);
     size_t b = 0;
-    if (!in_place(nf.X, nf.K, esize, kmult)) b += round_up_256(size_t(nf.P) * size_t(ld) * esize);
-    if (!in_place(nf.Y, nf.K, esize, kmult)) b += round_up_256(size_t(nf.Q) * size_t(ld) * esize);
+    if (!in_place(nf.X, nf.K, esize, kmult, allow_mn)) b += round_up_256(size_t(nf.P) * size_t(ld) * esize);
+    if (!in_place(nf.Y, nf.K, esize, kmult, allow_mn)) b += round_up_256(size_t(nf.Q) * size_t(ld) * esize);
     return b;
 }
 
 template <class T>
-inline Result prepare(const Normal &nf, const GemmTc &g, int64_t kmult, Prepared *pr) {
+inline Result prepare(const Normal &nf, const GemmTc &g, int64_t kmult, Prepared *pr, bool allow_mn = false) {
     const size_t esize = sizeof(T);
-    if (pack_bytes(nf, esize, kmult) > g.workspace_bytes) return {Status::WorkspaceTooSmall, "workspace", cudaSuccess};
+    if (pack_bytes(nf, esize, kmult, allow_mn) > g.workspace_bytes)
+        return {Status::WorkspaceTooSmall, "workspace", cudaSuccess};
     const int64_t ld = packed_ld(nf.K, esize);
     char *ws = static_cast<char *>(g.workspace);
-    pr->packed_x = !in_place(nf.X, nf.K, esize, kmult);
-    pr->packed_y = !in_place(nf.Y, nf.K, esize, kmult);
+    pr->packed_x = !in_place(nf.X, nf.K, esize, kmult, allow_mn);
+    pr->packed_y = !in_place(nf.Y, nf.K, esize, kmult, allow_mn);
+    pr->xk = pr->packed_x || nf.X.kmajor;
+    pr->yk = pr->packed_y || nf.Y.kmajor;
     if (pr->packed_x) {
         T *dst = reinterpret_cast<T *>(ws);
         cudaError_t e = launch_pack<T>(nf.X, nf.K, dst, ld, g.stream);
