@@ -45,7 +45,9 @@ constexpr int ROW_BYTES = 128;  // one row of a k-tile: the width of the 128-byt
 constexpr int X_BYTES = BP * ROW_BYTES, Y_BYTES = BQ * ROW_BYTES;
 constexpr int STAGE_BYTES = X_BYTES + Y_BYTES;
 constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024;  // + slack to align the ring to 1024 bytes
-constexpr int CONSUMER_WARPS = 8;                        // arrivals that release a stage
+constexpr int CLUSTER = 2;                               // blocks sharing each Y tile
+constexpr int CONSUMER_WARPS = 8;                        // consumer warps of one block
+constexpr int EMPTY_ARRIVALS = CONSUMER_WARPS * CLUSTER; // arrivals that release a stage
 constexpr int MN_BOX_BYTES = 64 * ROW_BYTES;             // an MN-major box: 64 k-rows of 128 bytes
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -131,6 +133,18 @@ __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
 __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
+// Arrives on the barrier at the same shared-memory offset in block `rank` of the cluster.
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
+    asm volatile(
+        "{\n.reg .b32 remote;\n"
+        "mapa.shared::cluster.u32 remote, %0, %1;\n"
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+        "r"(rank)
+        : "memory");
+}
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
 // Returns once the phase of parity `parity` has completed.
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
     asm volatile(
@@ -139,6 +153,16 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
         "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
         "@!done bra WAIT_%=;\n}\n" ::"r"(bar),
         "r"(parity)
+        : "memory");
+}
+// The same box into the same shared-memory offset of every block in `mask`, each
+// block's barrier at `bar` receiving the bytes that land in it.
+__device__ __forceinline__ void tma_load_2d_mc(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1,
+                                               uint16_t mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
+        "[%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
         : "memory");
 }
 __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1) {
@@ -152,11 +176,11 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *map
 
 // The tile `t` of the persistent walk: bands of GROUP tile rows of D, column by column
 // inside a band, so the blocks running at once read few distinct X and Y tiles.
-__device__ __forceinline__ void tile_of(int64_t t, int64_t tiles_p, int64_t tiles_q, int64_t *tp, int64_t *tq) {
-    const int64_t per_band = int64_t(GROUP) * tiles_q;
-    const int64_t band = t / per_band, first = band * GROUP;
-    const int64_t rows = tiles_p - first < GROUP ? tiles_p - first : GROUP;
-    const int64_t r = t - band * per_band;
+__device__ __forceinline__ void tile_of(int t, int tiles_p, int tiles_q, int *tp, int *tq) {
+    const int per_band = GROUP * tiles_q;
+    const int band = t / per_band, first = band * GROUP;
+    const int rows = tiles_p - first < GROUP ? tiles_p - first : GROUP;
+    const int r = t - band * per_band;
     *tp = first + r % rows;
     *tq = r / rows;
 }
@@ -165,7 +189,7 @@ __device__ __forceinline__ void tile_of(int64_t t, int64_t tiles_p, int64_t tile
 // epilogue. XK / YK: the operand is k-major (k the inner dimension of its map) or, for
 // 16-bit types, MN-major (p or q inner), read by wgmma with its transpose bit.
 template <class T, bool XK, bool YK>
-__global__ void __launch_bounds__(THREADS, 1)
+__global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
     kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_y, int64_t P,
            int64_t Q, int64_t K, Epilogue ep) {
 #ifdef GPK_SM90A_CODE
@@ -180,14 +204,22 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(full0 + 8 * s, 1);
-            mbar_init(empty0 + 8 * s, CONSUMER_WARPS);
+            mbar_init(empty0 + 8 * s, EMPTY_ARRIVALS);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    __syncthreads();
+    // Both blocks' barriers exist before either multicasts into the other.
+    cluster_sync();
 
-    const int64_t tiles_p = (P + BP - 1) / BP, tiles_q = (Q + BQ - 1) / BQ, tiles = tiles_p * tiles_q;
-    const int64_t nk = (K + KE - 1) / KE;
+    // The two blocks of a cluster take tiles (2 tp2, tq) and (2 tp2 + 1, tq): they share
+    // the Y tile, each loading half of it into both. A block past the last tile row
+    // still loads and synchronises, and its stores fall outside D.
+    uint32_t rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+    const int cid = blockIdx.x / CLUSTER, nclusters = gridDim.x / CLUSTER;
+    const int tiles_p = int((P + BP - 1) / BP), tiles_q = int((Q + BQ - 1) / BQ);
+    const int pairs_p = (tiles_p + CLUSTER - 1) / CLUSTER, tiles = pairs_p * tiles_q;
+    const int nk = int((K + KE - 1) / KE);
     const int wg = threadIdx.x / 128;
 
     if (wg == 0) {
@@ -195,10 +227,11 @@ __global__ void __launch_bounds__(THREADS, 1)
         if (threadIdx.x == 0) {
             int stage = 0;
             uint32_t phase = 0;
-            for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-                int64_t tp, tq;
-                tile_of(t, tiles_p, tiles_q, &tp, &tq);
-                for (int64_t kb = 0; kb < nk; ++kb) {
+            for (int t = cid; t < tiles; t += nclusters) {
+                int tp, tq;
+                tile_of(t, pairs_p, tiles_q, &tp, &tq);
+                tp = tp * CLUSTER + rank;
+                for (int kb = 0; kb < nk; ++kb) {
                     // A fresh barrier counts its previous phase (parity 1) as completed,
                     // so the first pass over the ring does not wait.
                     mbar_wait(empty0 + 8 * stage, phase ^ 1);
@@ -212,12 +245,18 @@ __global__ void __launch_bounds__(THREADS, 1)
                         for (int b = 0; b < BP / 64; ++b)
                             tma_load_2d(xs + b * MN_BOX_BYTES, &map_x, bar, int(tp * BP + 64 * b), int(kb * KE));
                     }
+                    constexpr uint16_t all = (1u << CLUSTER) - 1;
                     if constexpr (YK) {
-                        tma_load_2d(ys, &map_y, bar, int(kb * KE), int(tq * BQ));
+                        constexpr int rows = BQ / CLUSTER;
+                        tma_load_2d_mc(ys + rank * rows * ROW_BYTES, &map_y, bar, int(kb * KE),
+                                       int(tq * BQ + rank * rows), all);
                     } else {
 #pragma unroll
-                        for (int b = 0; b < BQ / 64; ++b)
-                            tma_load_2d(ys + b * MN_BOX_BYTES, &map_y, bar, int(tq * BQ + 64 * b), int(kb * KE));
+                        for (int b = 0; b < BQ / 64 / CLUSTER; ++b) {
+                            const int box = int(rank) * (BQ / 64 / CLUSTER) + b;
+                            tma_load_2d_mc(ys + box * MN_BOX_BYTES, &map_y, bar, int(tq * BQ + 64 * box),
+                                           int(kb * KE), all);
+                        }
                     }
                     if (++stage == STAGES) {
                         stage = 0;
@@ -232,13 +271,14 @@ __global__ void __launch_bounds__(THREADS, 1)
         int stage = 0;
         uint32_t phase = 0;
         float d[128];
-        for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-            int64_t tp, tq;
-            tile_of(tile, tiles_p, tiles_q, &tp, &tq);
+        for (int tile = cid; tile < tiles; tile += nclusters) {
+            int tp, tq;
+            tile_of(tile, pairs_p, tiles_q, &tp, &tq);
+            tp = tp * CLUSTER + rank;
 #pragma unroll
             for (int i = 0; i < 128; ++i) d[i] = 0.0f;
             int prev = -1;
-            for (int64_t kb = 0; kb < nk; ++kb) {
+            for (int kb = 0; kb < nk; ++kb) {
                 mbar_wait(full0 + 8 * stage, phase);
                 const uint32_t xs = ring + stage * STAGE_BYTES + c * 64 * ROW_BYTES;
                 const uint32_t ys = ring + stage * STAGE_BYTES + X_BYTES;
@@ -251,9 +291,10 @@ __global__ void __launch_bounds__(THREADS, 1)
                     wgmma_256<T, XK ? 0 : 1, YK ? 0 : 1>(d, da, db);
                 }
                 asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-                // The group before this one has finished reading its stage: release it.
+                // The group before this one has finished reading its stage: release it in
+                // both blocks (their producers write into this block's copy of it).
                 asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-                if (prev >= 0 && lane == 0) mbar_arrive(empty0 + 8 * prev);
+                if (prev >= 0 && lane < CLUSTER) mbar_arrive_cluster(empty0 + 8 * prev, lane);
                 prev = stage;
                 if (++stage == STAGES) {
                     stage = 0;
@@ -261,10 +302,10 @@ __global__ void __launch_bounds__(THREADS, 1)
                 }
             }
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-            if (prev >= 0 && lane == 0) mbar_arrive(empty0 + 8 * prev);
+            if (prev >= 0 && lane < CLUSTER) mbar_arrive_cluster(empty0 + 8 * prev, lane);
 
-            const int64_t p = tp * BP + c * 64 + warp * 16 + (lane >> 2);
-            const int64_t q0 = tq * BQ + 2 * (lane & 3);
+            const int64_t p = int64_t(tp) * BP + c * 64 + warp * 16 + (lane >> 2);
+            const int64_t q0 = int64_t(tq) * BQ + 2 * (lane & 3);
 #pragma unroll
             for (int j = 0; j < 32; ++j) {
                 store_pair<T>(ep, P, Q, p, q0 + 8 * j, d[4 * j], d[4 * j + 1]);
@@ -272,6 +313,9 @@ __global__ void __launch_bounds__(THREADS, 1)
             }
         }
     }
+    // Neither block leaves while the other may still write into its shared memory or
+    // arrive on its barriers.
+    cluster_sync();
 #endif
 }
 
@@ -360,13 +404,16 @@ Result run(const GemmTc &g, const Normal &nf) {
     if (!have) return not_supported("gemm rung wgmma_ws needs an sm_90 GPU (H100/H200) and sm_90a code in the build");
     if (nf.K > 0x7fffffff || nf.P > 0x7fffffff || nf.Q > 0x7fffffff)
         return not_supported("gemm rung wgmma_ws: m, n and k must stay below 2^31");
+    if (((nf.P + BP * CLUSTER - 1) / (BP * CLUSTER)) * ((nf.Q + BQ - 1) / BQ) > 0x7fffffff)
+        return not_supported("gemm rung wgmma_ws: more than 2^31 tiles");
     if (!encode_fn()) return not_supported("gemm rung wgmma_ws: the driver lacks cuTensorMapEncodeTiled");
 
     Prepared pr{};
     r = prepare<T>(nf, g, 1, &pr, sizeof(T) == 2);
     if (r.status != Status::Ok) return r;
     CUtensorMap mx, my;
-    if (!make_map<T>(&mx, pr.X, nf.P, nf.K, pr.ldx, BP, pr.xk) || !make_map<T>(&my, pr.Y, nf.Q, nf.K, pr.ldy, BQ, pr.yk))
+    if (!make_map<T>(&mx, pr.X, nf.P, nf.K, pr.ldx, BP, pr.xk) ||
+        !make_map<T>(&my, pr.Y, nf.Q, nf.K, pr.ldy, BQ / CLUSTER, pr.yk))
         return not_supported("gemm rung wgmma_ws: the operands do not fit a TMA tensor map");
     if constexpr (sizeof(T) == 4) {
         return launch<T, true, true>(g, nf, mx, my, dev);
@@ -386,8 +433,20 @@ Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CU
     if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: querying the device");
     e = cudaFuncSetAttribute(kernel<T, XK, YK>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
     if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: shared memory");
-    const int64_t tiles = ((nf.P + BP - 1) / BP) * ((nf.Q + BQ - 1) / BQ);
-    const int grid = int(tiles < sms ? tiles : sms);
+    // One cluster per pair of tile rows, at most as many as fit on the GPU at once.
+    const int64_t pairs = ((nf.P + BP * CLUSTER - 1) / (BP * CLUSTER)) * ((nf.Q + BQ - 1) / BQ);
+    int fit = sms / CLUSTER;
+    {
+        cudaLaunchConfig_t cfg{};
+        cfg.gridDim = dim3(CLUSTER * fit);
+        cfg.blockDim = dim3(THREADS);
+        cfg.dynamicSmemBytes = SMEM_BYTES;
+        cfg.stream = g.stream;
+        int n = 0;
+        if (cudaOccupancyMaxActiveClusters(&n, kernel<T, XK, YK>, &cfg) == cudaSuccess && n > 0 && n < fit) fit = n;
+        (void)cudaGetLastError();
+    }
+    const int grid = CLUSTER * int(pairs < fit ? pairs : fit);
     kernel<T, XK, YK><<<grid, THREADS, SMEM_BYTES, g.stream>>>(mx, my, nf.P, nf.Q, nf.K, make_epilogue(g, sizeof(T)));
     e = cudaGetLastError();
     return e == cudaSuccess ? ok() : cuda_failed(e, "gemm rung wgmma_ws: launch");
