@@ -24,9 +24,10 @@
 //   Y tiles in L2; the producer runs ahead into the next tile while the consumers store
 //   the last one.
 //
-// The epilogue applies alpha and beta in F32 and stores pairs of elements (two
-// consecutive rows of column-major C) straight from the accumulators, predicated at
-// the edges of C. F16 and BF16 use m64n256k16; F32 calls take TF32 products with
+// The epilogue stages each consumer's accumulators through shared memory and writes
+// C in 4-element vectors along its contiguous dimension (whole sectors, not the 16-byte
+// pieces a fragment holds), applying alpha and beta in F32 with one rounding, and
+// element by element only at the edges of C or where C is not aligned for vectors. F16 and BF16 use m64n256k16; F32 calls take TF32 products with
 // m64n256k8 over the same 128-byte rows (32 elements of k per stage). wgmma, setmaxnreg
 // and this TMA use need sm_90a: the kernel body exists only in sm_90a code, and the
 // launcher answers NOT_SUPPORTED on any other GPU or binary.
@@ -44,7 +45,11 @@ constexpr int BP = 128, BQ = 256, STAGES = 4, THREADS = 384, GROUP = 8;
 constexpr int ROW_BYTES = 128;  // one row of a k-tile: the width of the 128-byte swizzle
 constexpr int X_BYTES = BP * ROW_BYTES, Y_BYTES = BQ * ROW_BYTES;
 constexpr int STAGE_BYTES = X_BYTES + Y_BYTES;
-constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024;  // + slack to align the ring to 1024 bytes
+// The epilogue stages each consumer's accumulators through shared memory, 32 columns
+// of q at a time, as F32 rows padded by 16 bytes (so the fragment writes of one warp
+// spread over the banks), then writes C in whole 4-element vectors along q.
+constexpr int EPI_COLS = 32, EPI_ROW_BYTES = EPI_COLS * 4 + 16, EPI_BYTES = 64 * EPI_ROW_BYTES;
+constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 2 * EPI_BYTES + 1024;  // + slack to align the ring
 constexpr int CLUSTER = 2;                               // blocks sharing each Y tile
 constexpr int CONSUMER_WARPS = 8;                        // consumer warps of one block
 constexpr int EMPTY_ARRIVALS = CONSUMER_WARPS * CLUSTER; // arrivals that release a stage
@@ -174,6 +179,54 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *map
 }
 #endif
 
+#ifdef GPK_SM90A_CODE
+// Stores a consumer's 64 x 256 accumulators (rows p_base.., columns q_base..) through
+// its staging buffer: C = alpha * acc + beta * C, one rounding, only inside P x Q.
+template <class T>
+__device__ __forceinline__ void store_tile(const float (&d)[128], uint8_t *buf, int bar_id, const Epilogue &ep,
+                                           int64_t P, int64_t Q, int64_t p_base, int64_t q_base, int t) {
+    const int warp = t / 32, lane = t % 32, r0 = warp * 16 + (lane >> 2);
+    const bool vec = ep.vec4;
+#pragma unroll
+    for (int pass = 0; pass < 256 / EPI_COLS; ++pass) {
+#pragma unroll
+        for (int jj = 0; jj < EPI_COLS / 8; ++jj) {
+            const int j = pass * (EPI_COLS / 8) + jj, col = jj * 8 + 2 * (lane & 3);
+            *reinterpret_cast<float2 *>(buf + r0 * EPI_ROW_BYTES + col * 4) = make_float2(d[4 * j], d[4 * j + 1]);
+            *reinterpret_cast<float2 *>(buf + (r0 + 8) * EPI_ROW_BYTES + col * 4) =
+                make_float2(d[4 * j + 2], d[4 * j + 3]);
+        }
+        asm volatile("bar.sync %0, 128;\n" ::"r"(bar_id) : "memory");
+#pragma unroll
+        for (int it = 0; it < 4; ++it) {
+            const int row = it * 16 + t / 8, ch = t % 8;
+            const float4 v = *reinterpret_cast<const float4 *>(buf + row * EPI_ROW_BYTES + ch * 16);
+            const int64_t p = p_base + row, q = q_base + pass * EPI_COLS + ch * 4;
+            if (p >= P || q >= Q) continue;
+            T *c = static_cast<T *>(ep.C) + p * ep.ldc + q;
+            float o[4] = {ep.alpha * v.x, ep.alpha * v.y, ep.alpha * v.z, ep.alpha * v.w};
+            if (vec && q + 4 <= Q) {
+                using V4 = std::conditional_t<sizeof(T) == 4, float4, uint2>;
+                V4 w;
+                if (ep.beta != 0.0f) {
+                    const V4 old = *reinterpret_cast<const V4 *>(c);
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) o[e] += ep.beta * to_f32<T>(reinterpret_cast<const T *>(&old)[e]);
+                }
+#pragma unroll
+                for (int e = 0; e < 4; ++e) reinterpret_cast<T *>(&w)[e] = from_f32<T>(o[e]);
+                *reinterpret_cast<V4 *>(c) = w;
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    if (q + e < Q) c[e] = from_f32<T>(ep.beta != 0.0f ? o[e] + ep.beta * to_f32<T>(c[e]) : o[e]);
+            }
+        }
+        asm volatile("bar.sync %0, 128;\n" ::"r"(bar_id) : "memory");
+    }
+}
+#endif
+
 // The tile `t` of the persistent walk: bands of GROUP tile rows of D, column by column
 // inside a band, so the blocks running at once read few distinct X and Y tiles.
 __device__ __forceinline__ void tile_of(int t, int tiles_p, int tiles_q, int *tp, int *tq) {
@@ -267,7 +320,7 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
         }
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-        const int c = wg - 1, t = threadIdx.x - 128 * wg, warp = t / 32, lane = t % 32;
+        const int c = wg - 1, t = threadIdx.x - 128 * wg, lane = t % 32;
         int stage = 0;
         uint32_t phase = 0;
         float d[128];
@@ -304,13 +357,8 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             if (prev >= 0 && lane < CLUSTER) mbar_arrive_cluster(empty0 + 8 * prev, lane);
 
-            const int64_t p = int64_t(tp) * BP + c * 64 + warp * 16 + (lane >> 2);
-            const int64_t q0 = int64_t(tq) * BQ + 2 * (lane & 3);
-#pragma unroll
-            for (int j = 0; j < 32; ++j) {
-                store_pair<T>(ep, P, Q, p, q0 + 8 * j, d[4 * j], d[4 * j + 1]);
-                store_pair<T>(ep, P, Q, p + 8, q0 + 8 * j, d[4 * j + 2], d[4 * j + 3]);
-            }
+            uint8_t *buf = smem_raw + (ring - raw) + STAGES * STAGE_BYTES + c * EPI_BYTES;
+            store_tile<T>(d, buf, 1 + c, ep, P, Q, int64_t(tp) * BP + c * 64, int64_t(tq) * BQ, t);
         }
     }
     // Neither block leaves while the other may still write into its shared memory or

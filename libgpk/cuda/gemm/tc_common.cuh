@@ -260,6 +260,7 @@ struct Epilogue {
     int64_t ldc;
     float alpha, beta;
     bool pairs;  // C and ldc aligned so that (q, q + 1), q even, is one aligned store
+    bool vec4;   // likewise for (q .. q + 3), q a multiple of 4
 };
 
 template <class T>
@@ -310,7 +311,8 @@ __device__ __forceinline__ void store_pair(const Epilogue &ep, int64_t P, int64_
 
 inline Epilogue make_epilogue(const GemmTc &g, size_t esize) {
     const bool pairs = reinterpret_cast<uintptr_t>(g.C) % (2 * esize) == 0 && g.ldc % 2 == 0;
-    return Epilogue{g.C, g.ldc, g.alpha, g.beta, pairs};
+    const bool vec4 = reinterpret_cast<uintptr_t>(g.C) % (4 * esize) == 0 && g.ldc % 4 == 0;
+    return Epilogue{g.C, g.ldc, g.alpha, g.beta, pairs, vec4};
 }
 
 // C = beta * C over m x n (k == 0 or alpha == 0 leaves no product); beta == 0 writes
