@@ -1,6 +1,6 @@
 // Rung 12, warp-specialised wgmma: the tensor cores of Hopper fed the way they are
-// built to be fed. Rung 11 runs at a fraction of the H100's 16-bit rate, for three
-// reasons this rung removes one by one:
+// built to be fed. Rung 11 runs at a fraction of the H100's 16-bit rate, for reasons
+// this rung removes one by one:
 //
 // * mma.sync is a warp-sized product whose operands pass through registers (ldmatrix)
 //   on every step; wgmma multiplies a 64 x 256 x 16 block per instruction for a
@@ -9,28 +9,38 @@
 //   commits them as a group and keeps one group in flight while it waits for the next
 //   tile, so the tensor cores never wait on the issuing warps.
 // * cp.async makes every thread compute addresses and issue copies; the TMA engine
-//   copies a whole 2-D box (64 elements of k by 128 or 256 rows) per instruction,
-//   writes it in the 128-byte swizzle the wgmma descriptors read without bank
-//   conflicts, fills what lies outside the matrix with zeros (so ragged m, n and k need
-//   no predicates in the main loop), and signals an mbarrier with the bytes it landed.
-//   Stages form a ring of four: a "full" barrier per stage that the copies complete, an
-//   "empty" barrier per stage that the consumers release.
+//   copies a whole 2-D box per instruction, writes it in the 128-byte swizzle the
+//   wgmma descriptors read without bank conflicts, fills what lies outside the matrix
+//   with zeros (so ragged m, n and k need no predicates in the main loop), and signals
+//   an mbarrier with the bytes it landed. Stages form a ring: a "full" barrier per
+//   stage that the copies complete, an "empty" barrier per stage that the consumers
+//   release.
+// * Rung 11 needs both operands k-major and packs the others. wgmma reads 16-bit
+//   operands that are MN-major too (its transpose bits, boxes of 64 along m or n), so
+//   any aligned F16/BF16 call runs in place; only unaligned ones, and F32 operands that
+//   are not k-major (TF32 wgmma has no transpose), are packed.
 // * Threads that both load and multiply serialise the two. Here warpgroup 0 only
 //   produces (one thread issues every TMA copy; the warpgroup gives its registers back
-//   with setmaxnreg) and warpgroups 1 and 2 only consume, each owning 64 x 256
-//   accumulators of a 128 x 256 tile in 128 registers per thread (setmaxnreg raises
-//   their budget to 232). The grid is persistent (one block per SM) and walks the tiles
-//   in bands of 8 rows of tiles, so that the blocks running together share their X and
-//   Y tiles in L2; the producer runs ahead into the next tile while the consumers store
-//   the last one.
+//   with setmaxnreg) and warpgroups 1 and 2 only consume, each owning 64 x BQ
+//   accumulators of a 128 x BQ tile (setmaxnreg raises their budget to 232). The grid
+//   is persistent and walks the tiles in bands of 8 rows of tiles, so that the blocks
+//   running together share their X and Y tiles in L2; the producer runs ahead into the
+//   next tile while the consumers store the last one.
+// * Every block would read its Y tile from L2 on its own. Blocks run in clusters of
+//   two on neighbouring tile rows: each loads half of the shared Y tile and the TMA
+//   multicast writes it into both, so L2 serves a third less per tile; a stage is free
+//   only once the consumers of both blocks have released it.
+// * Storing accumulators straight from the fragments writes 16-byte pieces of 8
+//   different rows per instruction. The epilogue stages each consumer's accumulators
+//   through shared memory and writes C in 4-element vectors along its contiguous
+//   dimension, applying alpha and beta in F32 with one rounding, element by element
+//   only at the edges of C or where C is not aligned for vectors.
 //
-// The epilogue stages each consumer's accumulators through shared memory and writes
-// C in 4-element vectors along its contiguous dimension (whole sectors, not the 16-byte
-// pieces a fragment holds), applying alpha and beta in F32 with one rounding, and
-// element by element only at the edges of C or where C is not aligned for vectors. F16 and BF16 use m64n256k16; F32 calls take TF32 products with
-// m64n256k8 over the same 128-byte rows (32 elements of k per stage). wgmma, setmaxnreg
-// and this TMA use need sm_90a: the kernel body exists only in sm_90a code, and the
-// launcher answers NOT_SUPPORTED on any other GPU or binary.
+// Tiles are 128 x 256 (four stages), or 128 x 128 (six stages) when 256-wide tiles
+// would leave SMs without work. F16 and BF16 use m64nBQk16; F32 calls take TF32
+// products with m64nBQk8 over the same 128-byte rows (32 elements of k per stage).
+// wgmma, setmaxnreg, clusters and this TMA use need sm_90a: the kernel body exists only
+// in sm_90a code, and the launcher answers NOT_SUPPORTED on any other GPU or binary.
 #include "tc_common.cuh"
 
 #include <cuda.h>
@@ -41,15 +51,18 @@
 namespace gpk::cuda::tc {
 namespace ws12 {
 
-constexpr int BP = 128, BQ = 256, STAGES = 4, THREADS = 384, GROUP = 8;
+constexpr int BP = 128, THREADS = 384, GROUP = 8;
 constexpr int ROW_BYTES = 128;  // one row of a k-tile: the width of the 128-byte swizzle
-constexpr int X_BYTES = BP * ROW_BYTES, Y_BYTES = BQ * ROW_BYTES;
-constexpr int STAGE_BYTES = X_BYTES + Y_BYTES;
+constexpr int X_BYTES = BP * ROW_BYTES;
 // The epilogue stages each consumer's accumulators through shared memory, 32 columns
 // of q at a time, as F32 rows padded by 16 bytes (so the fragment writes of one warp
 // spread over the banks), then writes C in whole 4-element vectors along q.
 constexpr int EPI_COLS = 32, EPI_ROW_BYTES = EPI_COLS * 4 + 16, EPI_BYTES = 64 * EPI_ROW_BYTES;
-constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 2 * EPI_BYTES + 1024;  // + slack to align the ring
+// Tiles are 128 x BQ: BQ = 256 for large products, 128 where 256-wide tiles would leave
+// clusters idle (twice the tiles, and a deeper ring in the same shared memory).
+__host__ __device__ constexpr int stage_bytes(int bq) { return X_BYTES + bq * ROW_BYTES; }
+__host__ __device__ constexpr int stages(int bq) { return bq == 256 ? 4 : 6; }
+__host__ __device__ constexpr int smem_bytes(int bq) { return stages(bq) * stage_bytes(bq) + 2 * EPI_BYTES + 1024; }  // + ring alignment
 constexpr int CLUSTER = 2;                               // blocks sharing each Y tile
 constexpr int CONSUMER_WARPS = 8;                        // consumer warps of one block
 constexpr int EMPTY_ARRIVALS = CONSUMER_WARPS * CLUSTER; // arrivals that release a stage
@@ -68,6 +81,22 @@ constexpr int MN_BOX_BYTES = 64 * ROW_BYTES;             // an MN-major box: 64 
     ", " "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95" \
     ", " "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111" \
     ", " "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127" "}"
+
+#define GPK_WGMMA_D_REGS_64 \
+    "{" "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15" \
+    ", " "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31" \
+    ", " "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47" \
+    ", " "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63" "}"
+
+#define GPK_WGMMA_D_OUTS_64(d) \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+    "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+    "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
 
 #define GPK_WGMMA_D_OUTS(d) \
     "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
@@ -105,6 +134,30 @@ __device__ __forceinline__ uint64_t desc_mnmajor(uint32_t saddr) {
 }
 
 // imm-trans-a/b = 1: that operand is MN-major in shared memory (16-bit types only).
+template <class T, int TA, int TB>
+__device__ __forceinline__ void wgmma_128(float (&d)[64], uint64_t da, uint64_t db) {
+    if constexpr (sizeof(T) == 4) {
+        static_assert(TA == 0 && TB == 0, "TF32 wgmma reads k-major operands only");
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " GPK_WGMMA_D_REGS_64
+                     ", %64, %65, p, 1, 1;\n}\n"
+                     : GPK_WGMMA_D_OUTS_64(d)
+                     : "l"(da), "l"(db), "r"(1));
+    } else if constexpr (std::is_same_v<T, __half>) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " GPK_WGMMA_D_REGS_64
+                     ", %64, %65, p, 1, 1, %67, %68;\n}\n"
+                     : GPK_WGMMA_D_OUTS_64(d)
+                     : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
+    } else {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " GPK_WGMMA_D_REGS_64
+                     ", %64, %65, p, 1, 1, %67, %68;\n}\n"
+                     : GPK_WGMMA_D_OUTS_64(d)
+                     : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
+    }
+}
+
 template <class T, int TA, int TB>
 __device__ __forceinline__ void wgmma_256(float (&d)[128], uint64_t da, uint64_t db) {
     if constexpr (sizeof(T) == 4) {
@@ -180,15 +233,15 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *map
 #endif
 
 #ifdef GPK_SM90A_CODE
-// Stores a consumer's 64 x 256 accumulators (rows p_base.., columns q_base..) through
+// Stores a consumer's 64 x BQ accumulators (rows p_base.., columns q_base..) through
 // its staging buffer: C = alpha * acc + beta * C, one rounding, only inside P x Q.
-template <class T>
-__device__ __forceinline__ void store_tile(const float (&d)[128], uint8_t *buf, int bar_id, const Epilogue &ep,
+template <class T, int BQ>
+__device__ __forceinline__ void store_tile(const float (&d)[BQ / 2], uint8_t *buf, int bar_id, const Epilogue &ep,
                                            int64_t P, int64_t Q, int64_t p_base, int64_t q_base, int t) {
     const int warp = t / 32, lane = t % 32, r0 = warp * 16 + (lane >> 2);
     const bool vec = ep.vec4;
 #pragma unroll
-    for (int pass = 0; pass < 256 / EPI_COLS; ++pass) {
+    for (int pass = 0; pass < BQ / EPI_COLS; ++pass) {
 #pragma unroll
         for (int jj = 0; jj < EPI_COLS / 8; ++jj) {
             const int j = pass * (EPI_COLS / 8) + jj, col = jj * 8 + 2 * (lane & 3);
@@ -241,12 +294,13 @@ __device__ __forceinline__ void tile_of(int t, int tiles_p, int tiles_q, int *tp
 // D (P x Q) = X (P x K) Y^T (Q x K) through the two tensor maps, stored by the
 // epilogue. XK / YK: the operand is k-major (k the inner dimension of its map) or, for
 // 16-bit types, MN-major (p or q inner), read by wgmma with its transpose bit.
-template <class T, bool XK, bool YK>
+template <class T, bool XK, bool YK, int BQ>
 __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
     kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_y, int64_t P,
            int64_t Q, int64_t K, Epilogue ep) {
 #ifdef GPK_SM90A_CODE
     constexpr int KE = ROW_BYTES / int(sizeof(T));  // elements of k per stage
+    constexpr int STAGES = stages(BQ), STAGE_BYTES = stage_bytes(BQ);
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
     const uint32_t raw = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
@@ -323,13 +377,13 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
         const int c = wg - 1, t = threadIdx.x - 128 * wg, lane = t % 32;
         int stage = 0;
         uint32_t phase = 0;
-        float d[128];
+        float d[BQ / 2];
         for (int tile = cid; tile < tiles; tile += nclusters) {
             int tp, tq;
             tile_of(tile, pairs_p, tiles_q, &tp, &tq);
             tp = tp * CLUSTER + rank;
 #pragma unroll
-            for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+            for (int i = 0; i < BQ / 2; ++i) d[i] = 0.0f;
             int prev = -1;
             for (int kb = 0; kb < nk; ++kb) {
                 mbar_wait(full0 + 8 * stage, phase);
@@ -341,7 +395,10 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
                     // A k step is 32 bytes along a k-major row, or 16 k-rows of an MN-major box.
                     const uint64_t da = XK ? desc_kmajor(xs + 32 * s) : desc_mnmajor(xs + 16 * ROW_BYTES * s);
                     const uint64_t db = YK ? desc_kmajor(ys + 32 * s) : desc_mnmajor(ys + 16 * ROW_BYTES * s);
-                    wgmma_256<T, XK ? 0 : 1, YK ? 0 : 1>(d, da, db);
+                    if constexpr (BQ == 256)
+                        wgmma_256<T, XK ? 0 : 1, YK ? 0 : 1>(d, da, db);
+                    else
+                        wgmma_128<T, XK ? 0 : 1, YK ? 0 : 1>(d, da, db);
                 }
                 asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
                 // The group before this one has finished reading its stage: release it in
@@ -358,7 +415,7 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
             if (prev >= 0 && lane < CLUSTER) mbar_arrive_cluster(empty0 + 8 * prev, lane);
 
             uint8_t *buf = smem_raw + (ring - raw) + STAGES * STAGE_BYTES + c * EPI_BYTES;
-            store_tile<T>(d, buf, 1 + c, ep, P, Q, int64_t(tp) * BP + c * 64, int64_t(tq) * BQ, t);
+            store_tile<T, BQ>(d, buf, 1 + c, ep, P, Q, int64_t(tp) * BP + c * 64, int64_t(tq) * BQ, t);
         }
     }
     // Neither block leaves while the other may still write into its shared memory or
@@ -438,8 +495,24 @@ inline bool make_map(CUtensorMap *map, const void *ptr, int64_t rows, int64_t K,
               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-template <class T, bool XK, bool YK>
+template <class T, bool XK, bool YK, int BQ>
 Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CUtensorMap &my, int dev);
+
+template <class T, int BQ>
+Result run_tiles(const GemmTc &g, const Normal &nf, const Prepared &pr, int dev) {
+    CUtensorMap mx, my;
+    if (!make_map<T>(&mx, pr.X, nf.P, nf.K, pr.ldx, BP, pr.xk) ||
+        !make_map<T>(&my, pr.Y, nf.Q, nf.K, pr.ldy, BQ / CLUSTER, pr.yk))
+        return not_supported("gemm rung wgmma_ws: the operands do not fit a TMA tensor map");
+    if constexpr (sizeof(T) == 4) {
+        return launch<T, true, true, BQ>(g, nf, mx, my, dev);
+    } else {
+        if (pr.xk && pr.yk) return launch<T, true, true, BQ>(g, nf, mx, my, dev);
+        if (pr.xk) return launch<T, true, false, BQ>(g, nf, mx, my, dev);
+        if (pr.yk) return launch<T, false, true, BQ>(g, nf, mx, my, dev);
+        return launch<T, false, false, BQ>(g, nf, mx, my, dev);
+    }
+}
 
 template <class T>
 Result run(const GemmTc &g, const Normal &nf) {
@@ -452,51 +525,51 @@ Result run(const GemmTc &g, const Normal &nf) {
     if (!have) return not_supported("gemm rung wgmma_ws needs an sm_90 GPU (H100/H200) and sm_90a code in the build");
     if (nf.K > 0x7fffffff || nf.P > 0x7fffffff || nf.Q > 0x7fffffff)
         return not_supported("gemm rung wgmma_ws: m, n and k must stay below 2^31");
-    if (((nf.P + BP * CLUSTER - 1) / (BP * CLUSTER)) * ((nf.Q + BQ - 1) / BQ) > 0x7fffffff)
+    if (((nf.P + BP * CLUSTER - 1) / (BP * CLUSTER)) * ((nf.Q + 127) / 128) > 0x7fffffff)
         return not_supported("gemm rung wgmma_ws: more than 2^31 tiles");
     if (!encode_fn()) return not_supported("gemm rung wgmma_ws: the driver lacks cuTensorMapEncodeTiled");
 
     Prepared pr{};
     r = prepare<T>(nf, g, 1, &pr, sizeof(T) == 2);
     if (r.status != Status::Ok) return r;
-    CUtensorMap mx, my;
-    if (!make_map<T>(&mx, pr.X, nf.P, nf.K, pr.ldx, BP, pr.xk) ||
-        !make_map<T>(&my, pr.Y, nf.Q, nf.K, pr.ldy, BQ / CLUSTER, pr.yk))
-        return not_supported("gemm rung wgmma_ws: the operands do not fit a TMA tensor map");
-    if constexpr (sizeof(T) == 4) {
-        return launch<T, true, true>(g, nf, mx, my, dev);
-    } else {
-        if (pr.xk && pr.yk) return launch<T, true, true>(g, nf, mx, my, dev);
-        if (pr.xk) return launch<T, true, false>(g, nf, mx, my, dev);
-        if (pr.yk) return launch<T, false, true>(g, nf, mx, my, dev);
-        return launch<T, false, false>(g, nf, mx, my, dev);
-    }
+    // 256-wide tiles when they give every SM of the GPU a cluster's half to work on.
+    int sms = 0;
+    e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: querying the device");
+    const int64_t pairs256 = ((nf.P + BP * CLUSTER - 1) / (BP * CLUSTER)) * ((nf.Q + 255) / 256);
+    if (pairs256 * CLUSTER >= sms) return run_tiles<T, 256>(g, nf, pr, dev);
+    return run_tiles<T, 128>(g, nf, pr, dev);
 }
 
-template <class T, bool XK, bool YK>
+template <class T, bool XK, bool YK, int BQ>
 Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CUtensorMap &my, int dev) {
-
-    int sms = 0;
-    cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: querying the device");
-    e = cudaFuncSetAttribute(kernel<T, XK, YK>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
-    if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: shared memory");
-    // One cluster per pair of tile rows, at most as many as fit on the GPU at once.
-    const int64_t pairs = ((nf.P + BP * CLUSTER - 1) / (BP * CLUSTER)) * ((nf.Q + BQ - 1) / BQ);
-    int fit = sms / CLUSTER;
-    {
+    constexpr int SMEM_BYTES = smem_bytes(BQ);
+    // Per device, once: the shared-memory opt-in and how many clusters fit at once
+    // (kept off the per-call path, which small products feel).
+    static std::atomic<int> fit_of[64];
+    int fit = dev >= 0 && dev < 64 ? fit_of[dev].load() : 0;
+    if (fit == 0) {
+        int sms = 0;
+        cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+        if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: querying the device");
+        e = cudaFuncSetAttribute(kernel<T, XK, YK, BQ>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
+        if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: shared memory");
+        fit = sms / CLUSTER;
         cudaLaunchConfig_t cfg{};
         cfg.gridDim = dim3(CLUSTER * fit);
         cfg.blockDim = dim3(THREADS);
         cfg.dynamicSmemBytes = SMEM_BYTES;
-        cfg.stream = g.stream;
         int n = 0;
-        if (cudaOccupancyMaxActiveClusters(&n, kernel<T, XK, YK>, &cfg) == cudaSuccess && n > 0 && n < fit) fit = n;
+        if (cudaOccupancyMaxActiveClusters(&n, kernel<T, XK, YK, BQ>, &cfg) == cudaSuccess && n > 0 && n < fit) fit = n;
         (void)cudaGetLastError();
+        if (fit < 1) return not_supported("gemm rung wgmma_ws: no cluster of two blocks fits on the GPU");
+        if (dev >= 0 && dev < 64) fit_of[dev].store(fit);
     }
+    // One cluster per pair of tile rows, at most as many as fit on the GPU at once.
+    const int64_t pairs = ((nf.P + BP * CLUSTER - 1) / (BP * CLUSTER)) * ((nf.Q + BQ - 1) / BQ);
     const int grid = CLUSTER * int(pairs < fit ? pairs : fit);
-    kernel<T, XK, YK><<<grid, THREADS, SMEM_BYTES, g.stream>>>(mx, my, nf.P, nf.Q, nf.K, make_epilogue(g, sizeof(T)));
-    e = cudaGetLastError();
+    kernel<T, XK, YK, BQ><<<grid, THREADS, SMEM_BYTES, g.stream>>>(mx, my, nf.P, nf.Q, nf.K, make_epilogue(g, sizeof(T)));
+    cudaError_t e = cudaGetLastError();
     return e == cudaSuccess ? ok() : cuda_failed(e, "gemm rung wgmma_ws: launch");
 }
 

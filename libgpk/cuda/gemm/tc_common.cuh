@@ -13,12 +13,13 @@
 //
 //     D[p][q] = sum_k X[p][k] * Y[q][k],   X = op(B)^T (n x k),  Y = op(A) (m x k),
 //
-// and store D[p][q] at C[q + p * ldc], so that the two columns a thread owns in a
-// tensor-core fragment are two consecutive elements of C. Both operands are read
-// "k-major" (k contiguous), which is what wgmma needs for TF32 and what ldmatrix
-// feeds without transposing. X is k-major in place when transb == N, Y when
-// transa == T; an operand that is not, or whose pointer or leading dimension is not
-// 16-byte aligned, is first packed into workspace (O(n^2) against the O(n^3) product).
+// and store D[p][q] at C[q + p * ldc], so that consecutive columns of D are
+// consecutive elements of C. X is k-major (k contiguous) in place when transb == N, Y
+// when transa == T. ldmatrix (rung 11) and TF32 wgmma read k-major operands only;
+// 16-bit wgmma also reads MN-major ones. An operand a rung cannot read in place (its
+// major order, or a pointer or leading dimension not 16-byte aligned) is first packed,
+// k-major and zero-padded to 16 bytes of k, into workspace (O(n^2) against the O(n^3)
+// product).
 #pragma once
 
 #include <cuda_bf16.h>
