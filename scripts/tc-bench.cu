@@ -339,7 +339,9 @@ static void run_checks() {
     cases.push_back({4096, 1024, 256, false, false, false, 0, 1.0f, 0.0f, true});
 
     for (const Rung &r : kRungs)
+        for (int mode = 0; mode < (r.fn == gemm_tc_wgmma_ws ? 4 : 1); ++mode)
         for (Dtype d : {Dtype::BF16, Dtype::F16, Dtype::TF32}) {
+            ws12::tile_mode = mode;
             if (d == Dtype::TF32 && !r.takes_tf32) {
                 GemmTc g{d, false, false, false, 8, 8, 8, 1, 0, nullptr, 8, nullptr, 8, nullptr, 8, nullptr, nullptr, 0};
                 Result res = r.fn(g);
@@ -354,7 +356,8 @@ static void run_checks() {
             }
             int f0 = g_fail;
             for (const Case &c : cases) check_case(r, d, c);
-            std::printf("%s %s %s: %zu cases\n", g_fail == f0 ? "ok  " : "FAIL", r.name, dname(d), cases.size());
+            std::printf("%s %s[tiles %d] %s: %zu cases\n", g_fail == f0 ? "ok  " : "FAIL", r.name, mode, dname(d),
+                        cases.size());
             std::fflush(stdout);
         }
 }
@@ -413,10 +416,15 @@ static void time_shape(Dtype d, int64_t m, int64_t n, int64_t k, bool ta, bool t
     char shape[96];
     std::snprintf(shape, sizeof shape, "%lldx%lldx%lld %s%s%s", (long long)m, (long long)n, (long long)k,
                   ta ? "T" : "N", tb ? "T" : "N", pad ? " ld-odd" : "");
-    std::printf("%-5s %-30s %-12s %8.1f TFLOP/s  1.000x\n", dname(d), shape, "cublasGemmEx", flop / t_cub / 1e9);
-    for (const Rung &r : kRungs) {
+    std::printf("%-5s %-30s %-20s %8.1f TFLOP/s  1.000x\n", dname(d), shape, "cublasGemmEx", flop / t_cub / 1e9);
+    for (const Rung &r : kRungs)
+    for (int mode = 0; mode < (r.fn == gemm_tc_wgmma_ws ? 4 : 1); ++mode) {
         if (d == Dtype::TF32 && !r.takes_tf32) continue;
         if (!with_mma && r.fn == gemm_tc_mma_sync) continue;
+        ws12::tile_mode = mode;
+        char name[64];
+        std::snprintf(name, sizeof name, r.fn == gemm_tc_wgmma_ws ? "%s/%s" : "%s", r.name,
+                      mode == 0 ? "auto" : mode == 1 ? "128x256" : mode == 2 ? "128x128" : "pingpong");
         GemmTc g{d, false, ta, tb, m, n, k, alpha, beta, A, lda, B, ldb, C, ldc, nullptr, nullptr, 0};
         ensure_ws(r.ws(g) + 256);
         g.workspace = g_ws;
@@ -424,11 +432,23 @@ static void time_shape(Dtype d, int64_t m, int64_t n, int64_t k, bool ta, bool t
         Result res = r.fn(g);
         CK(cudaDeviceSynchronize());
         if (res.status != Status::Ok) {
-            std::printf("%-5s %-30s %-12s status %d (%s)\n", dname(d), shape, r.name, int(res.status), res.why);
+            std::printf("%-5s %-30s %-20s status %d (%s)\n", dname(d), shape, name, int(res.status), res.why);
             continue;
         }
         const float t = time_ms([&] { r.fn(g); });
-        std::printf("%-5s %-30s %-12s %8.1f TFLOP/s  %.3fx\n", dname(d), shape, r.name, flop / t / 1e9, t_cub / t);
+        std::printf("%-5s %-30s %-20s %8.1f TFLOP/s  %.3fx\n", dname(d), shape, name, flop / t / 1e9, t_cub / t);
+    }
+    ws12::tile_mode = 0;
+    if (pad) {  // what packing the two unaligned operands costs, alone
+        GemmTc g{d, false, ta, tb, m, n, k, alpha, beta, A, lda, B, ldb, C, ldc, nullptr, g_ws, g_ws_bytes};
+        Normal nf{};
+        normalise(g, &nf);
+        Prepared pr{};
+        const float t = time_ms([&] {
+            if (d == Dtype::TF32) prepare<float>(nf, g, 1, &pr);
+            else prepare<__half>(nf, g, 1, &pr, true);
+        });
+        std::printf("%-5s %-30s %-20s %8.1f us\n", dname(d), shape, "(packing A and B)", t * 1e3);
     }
     std::fflush(stdout);
     cudaFree(A);
@@ -462,6 +482,15 @@ int main(int argc, char **argv) {
     cudaDeviceProp p;
     CK(cudaGetDeviceProperties(&p, 0));
     std::printf("device: %s, %d SMs, cc %d.%d\n", p.name, p.multiProcessorCount, p.major, p.minor);
+    if (what == "one" && argc >= 10) {  // one <tiles mode> <m> <n> <k> <row_major> <ta> <tb> <dtype 0 F16, 1 BF16, 2 TF32>
+        ws12::tile_mode = std::atoi(argv[2]);
+        Case c{std::atoll(argv[3]), std::atoll(argv[4]), std::atoll(argv[5]), std::atoi(argv[6]) != 0,
+               std::atoi(argv[7]) != 0, std::atoi(argv[8]) != 0, 3, 1.0f, 0.5f, false};
+        for (const Rung &r : kRungs)
+            if (r.fn == gemm_tc_wgmma_ws) check_case(r, Dtype(std::atoi(argv[9])), c);
+        std::printf("one: %d failed\n", g_fail);
+        return g_fail ? 1 : 0;
+    }
     if (what == "check" || what == "all") {
         run_checks();
         std::printf("checks: %d run, %d failed\n", g_checked, g_fail);

@@ -65,7 +65,6 @@ __host__ __device__ constexpr int stages(int bq) { return bq == 256 ? 4 : 6; }
 __host__ __device__ constexpr int smem_bytes(int bq) { return stages(bq) * stage_bytes(bq) + 2 * EPI_BYTES + 1024; }  // + ring alignment
 constexpr int CLUSTER = 2;                               // blocks sharing each Y tile
 constexpr int CONSUMER_WARPS = 8;                        // consumer warps of one block
-constexpr int EMPTY_ARRIVALS = CONSUMER_WARPS * CLUSTER; // arrivals that release a stage
 constexpr int MN_BOX_BYTES = 64 * ROW_BYTES;             // an MN-major box: 64 k-rows of 128 bytes
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -294,13 +293,20 @@ __device__ __forceinline__ void tile_of(int t, int tiles_p, int tiles_q, int *tp
 // D (P x Q) = X (P x K) Y^T (Q x K) through the two tensor maps, stored by the
 // epilogue. XK / YK: the operand is k-major (k the inner dimension of its map) or, for
 // 16-bit types, MN-major (p or q inner), read by wgmma with its transpose bit.
-template <class T, bool XK, bool YK, int BQ>
+// PP ("ping-pong", 128 x 128 tiles): each consumer warpgroup owns whole tiles, the two
+// taking alternate tiles of the block's walk, so one stores its tile while the other
+// multiplies; otherwise both share each tile, 64 rows each.
+template <class T, bool XK, bool YK, int BQ, bool PP>
 __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
     kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_y, int64_t P,
            int64_t Q, int64_t K, Epilogue ep) {
 #ifdef GPK_SM90A_CODE
     constexpr int KE = ROW_BYTES / int(sizeof(T));  // elements of k per stage
     constexpr int STAGES = stages(BQ), STAGE_BYTES = stage_bytes(BQ);
+    static_assert(!PP || BQ == 128, "ping-pong tiles are 128 x 128");
+    // Warps that release a stage: every consumer warp, or those of the warpgroup that
+    // owns the stage's tile, in both blocks.
+    constexpr int ARRIVALS = (PP ? CONSUMER_WARPS / 2 : CONSUMER_WARPS) * CLUSTER;
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
     const uint32_t raw = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
@@ -311,7 +317,7 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(full0 + 8 * s, 1);
-            mbar_init(empty0 + 8 * s, EMPTY_ARRIVALS);
+            mbar_init(empty0 + 8 * s, ARRIVALS);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -377,28 +383,55 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
         const int c = wg - 1, t = threadIdx.x - 128 * wg, lane = t % 32;
         int stage = 0;
         uint32_t phase = 0;
-        float d[BQ / 2];
-        for (int tile = cid; tile < tiles; tile += nclusters) {
+        // Ping-pong: step over the other warpgroup's tile, nk stages of the ring.
+        const int skip_stages = nk % STAGES;
+        const uint32_t skip_flip = uint32_t(nk / STAGES) & 1u;
+        auto skip = [&] {
+            stage += skip_stages;
+            phase ^= skip_flip;
+            if (stage >= STAGES) {
+                stage -= STAGES;
+                phase ^= 1;
+            }
+        };
+        constexpr int NM = PP ? 2 : 1;  // m64 blocks per warpgroup
+        float d[NM][BQ / 2];
+        if (PP && c == 1) skip();
+        // Ping-pong turns: a warpgroup starts waiting on its tile's stages only once the
+        // other has waited on all of its previous tile's (named barrier 3 hands the turn
+        // to warpgroup 1, barrier 4 back to warpgroup 0). A parity wait cannot tell a
+        // phase from the one two rounds later, so no waiter may run a round ahead of
+        // the stages before it.
+        bool first = true;
+        for (int tile = cid + (PP ? c : 0) * nclusters; tile < tiles; tile += (PP ? 2 : 1) * nclusters) {
+            if (PP && !(c == 0 && first)) asm volatile("bar.sync %0, 256;\n" ::"r"(c == 0 ? 4 : 3) : "memory");
+            first = false;
             int tp, tq;
             tile_of(tile, pairs_p, tiles_q, &tp, &tq);
             tp = tp * CLUSTER + rank;
 #pragma unroll
-            for (int i = 0; i < BQ / 2; ++i) d[i] = 0.0f;
+            for (int m = 0; m < NM; ++m)
+#pragma unroll
+                for (int i = 0; i < BQ / 2; ++i) d[m][i] = 0.0f;
             int prev = -1;
             for (int kb = 0; kb < nk; ++kb) {
                 mbar_wait(full0 + 8 * stage, phase);
-                const uint32_t xs = ring + stage * STAGE_BYTES + c * 64 * ROW_BYTES;
                 const uint32_t ys = ring + stage * STAGE_BYTES + X_BYTES;
                 asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
                 for (int s = 0; s < 4; ++s) {
                     // A k step is 32 bytes along a k-major row, or 16 k-rows of an MN-major box.
-                    const uint64_t da = XK ? desc_kmajor(xs + 32 * s) : desc_mnmajor(xs + 16 * ROW_BYTES * s);
                     const uint64_t db = YK ? desc_kmajor(ys + 32 * s) : desc_mnmajor(ys + 16 * ROW_BYTES * s);
-                    if constexpr (BQ == 256)
-                        wgmma_256<T, XK ? 0 : 1, YK ? 0 : 1>(d, da, db);
-                    else
-                        wgmma_128<T, XK ? 0 : 1, YK ? 0 : 1>(d, da, db);
+#pragma unroll
+                    for (int m = 0; m < NM; ++m) {
+                        // This warpgroup's 64 rows of X: its own half, or (ping-pong) both.
+                        const uint32_t xs = ring + stage * STAGE_BYTES + (PP ? m : c) * 64 * ROW_BYTES;
+                        const uint64_t da = XK ? desc_kmajor(xs + 32 * s) : desc_mnmajor(xs + 16 * ROW_BYTES * s);
+                        if constexpr (BQ == 256)
+                            wgmma_256<T, XK ? 0 : 1, YK ? 0 : 1>(d[m], da, db);
+                        else
+                            wgmma_128<T, XK ? 0 : 1, YK ? 0 : 1>(d[m], da, db);
+                    }
                 }
                 asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
                 // The group before this one has finished reading its stage: release it in
@@ -411,11 +444,18 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
                     phase ^= 1;
                 }
             }
+            // Hand the turn over if the other warpgroup has a next tile.
+            if (PP && tile + nclusters < tiles)
+                asm volatile("bar.arrive %0, 256;\n" ::"r"(c == 0 ? 3 : 4) : "memory");
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             if (prev >= 0 && lane < CLUSTER) mbar_arrive_cluster(empty0 + 8 * prev, lane);
 
             uint8_t *buf = smem_raw + (ring - raw) + STAGES * STAGE_BYTES + c * EPI_BYTES;
-            store_tile<T, BQ>(d, buf, 1 + c, ep, P, Q, int64_t(tp) * BP + c * 64, int64_t(tq) * BQ, t);
+#pragma unroll
+            for (int m = 0; m < NM; ++m)
+                store_tile<T, BQ>(d[m], buf, 1 + c, ep, P, Q, int64_t(tp) * BP + (PP ? m : c) * 64, int64_t(tq) * BQ,
+                                  t);
+            if (PP) skip();
         }
     }
     // Neither block leaves while the other may still write into its shared memory or
@@ -495,22 +535,26 @@ inline bool make_map(CUtensorMap *map, const void *ptr, int64_t rows, int64_t K,
               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-template <class T, bool XK, bool YK, int BQ>
+template <class T, bool XK, bool YK, int BQ, bool PP>
 Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CUtensorMap &my, int dev);
 
-template <class T, int BQ>
+// Tile configuration: 0 chooses by shape; 1, 2, 3 force 128x256, 128x128 and 128x128
+// ping-pong (for measuring them against one another).
+inline int tile_mode = 0;
+
+template <class T, int BQ, bool PP>
 Result run_tiles(const GemmTc &g, const Normal &nf, const Prepared &pr, int dev) {
     CUtensorMap mx, my;
     if (!make_map<T>(&mx, pr.X, nf.P, nf.K, pr.ldx, BP, pr.xk) ||
         !make_map<T>(&my, pr.Y, nf.Q, nf.K, pr.ldy, BQ / CLUSTER, pr.yk))
         return not_supported("gemm rung wgmma_ws: the operands do not fit a TMA tensor map");
     if constexpr (sizeof(T) == 4) {
-        return launch<T, true, true, BQ>(g, nf, mx, my, dev);
+        return launch<T, true, true, BQ, PP>(g, nf, mx, my, dev);
     } else {
-        if (pr.xk && pr.yk) return launch<T, true, true, BQ>(g, nf, mx, my, dev);
-        if (pr.xk) return launch<T, true, false, BQ>(g, nf, mx, my, dev);
-        if (pr.yk) return launch<T, false, true, BQ>(g, nf, mx, my, dev);
-        return launch<T, false, false, BQ>(g, nf, mx, my, dev);
+        if (pr.xk && pr.yk) return launch<T, true, true, BQ, PP>(g, nf, mx, my, dev);
+        if (pr.xk) return launch<T, true, false, BQ, PP>(g, nf, mx, my, dev);
+        if (pr.yk) return launch<T, false, true, BQ, PP>(g, nf, mx, my, dev);
+        return launch<T, false, false, BQ, PP>(g, nf, mx, my, dev);
     }
 }
 
@@ -537,11 +581,14 @@ Result run(const GemmTc &g, const Normal &nf) {
     e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: querying the device");
     const int64_t pairs256 = ((nf.P + BP * CLUSTER - 1) / (BP * CLUSTER)) * ((nf.Q + 255) / 256);
-    if (pairs256 * CLUSTER >= sms) return run_tiles<T, 256>(g, nf, pr, dev);
-    return run_tiles<T, 128>(g, nf, pr, dev);
+    int mode = tile_mode;
+    if (mode == 0) mode = pairs256 * CLUSTER >= sms ? 1 : 2;
+    if (mode == 1) return run_tiles<T, 256, false>(g, nf, pr, dev);
+    if (mode == 2) return run_tiles<T, 128, false>(g, nf, pr, dev);
+    return run_tiles<T, 128, true>(g, nf, pr, dev);
 }
 
-template <class T, bool XK, bool YK, int BQ>
+template <class T, bool XK, bool YK, int BQ, bool PP>
 Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CUtensorMap &my, int dev) {
     constexpr int SMEM_BYTES = smem_bytes(BQ);
     // Per device, once: the shared-memory opt-in and how many clusters fit at once
@@ -552,7 +599,7 @@ Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CU
         int sms = 0;
         cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
         if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: querying the device");
-        e = cudaFuncSetAttribute(kernel<T, XK, YK, BQ>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
+        e = cudaFuncSetAttribute(kernel<T, XK, YK, BQ, PP>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
         if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: shared memory");
         fit = sms / CLUSTER;
         cudaLaunchConfig_t cfg{};
@@ -560,7 +607,7 @@ Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CU
         cfg.blockDim = dim3(THREADS);
         cfg.dynamicSmemBytes = SMEM_BYTES;
         int n = 0;
-        if (cudaOccupancyMaxActiveClusters(&n, kernel<T, XK, YK, BQ>, &cfg) == cudaSuccess && n > 0 && n < fit) fit = n;
+        if (cudaOccupancyMaxActiveClusters(&n, kernel<T, XK, YK, BQ, PP>, &cfg) == cudaSuccess && n > 0 && n < fit) fit = n;
         (void)cudaGetLastError();
         if (fit < 1) return not_supported("gemm rung wgmma_ws: no cluster of two blocks fits on the GPU");
         if (dev >= 0 && dev < 64) fit_of[dev].store(fit);
@@ -568,7 +615,7 @@ Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CU
     // One cluster per pair of tile rows, at most as many as fit on the GPU at once.
     const int64_t pairs = ((nf.P + BP * CLUSTER - 1) / (BP * CLUSTER)) * ((nf.Q + BQ - 1) / BQ);
     const int grid = CLUSTER * int(pairs < fit ? pairs : fit);
-    kernel<T, XK, YK, BQ><<<grid, THREADS, SMEM_BYTES, g.stream>>>(mx, my, nf.P, nf.Q, nf.K, make_epilogue(g, sizeof(T)));
+    kernel<T, XK, YK, BQ, PP><<<grid, THREADS, SMEM_BYTES, g.stream>>>(mx, my, nf.P, nf.Q, nf.K, make_epilogue(g, sizeof(T)));
     cudaError_t e = cudaGetLastError();
     return e == cudaSuccess ? ok() : cuda_failed(e, "gemm rung wgmma_ws: launch");
 }
