@@ -2,7 +2,7 @@
 // a reference and cublasGemmEx, standalone:
 //
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/tc-bench.cu -lcublas -o tc-bench
-//   ./tc-bench [check|time|all]
+//   ./tc-bench [check|time|all|tiles|one ...]
 //
 // check: every rung and dtype on random data over sizes 1, 17, 1000 and 4097 (ragged),
 // both layouts, all four transposes, leading dimensions above the minimum, beta == 0
@@ -10,7 +10,8 @@
 // 4097) within the bound of F32 accumulation plus one rounding of the result
 // (TF32: plus the rounding of each input), and the padding between columns of C left
 // untouched. time: median of 10 timed runs after warm-up (CUDA events), per shape,
-// layout and dtype, each rung against cublasGemmEx on the same buffers.
+// layout and dtype, each rung against cublasGemmEx on the same buffers, the two timed
+// alternately (tiles: every tile configuration of rung 12, not only its choice).
 #include "../libgpk/cuda/gemm/11_mma_sync.cu"
 #include "../libgpk/cuda/gemm/12_wgmma_ws.cu"
 
@@ -365,10 +366,41 @@ static void run_checks() {
 // ---- timing --------------------------------------------------------------------------
 
 static cublasHandle_t g_cublas;
+static bool g_all_tiles = false;  // time every tile configuration of rung 12, not only its choice
 
 static float median(std::vector<float> v) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
+}
+
+// Median times of f and g, measured alternately (f, g, f, g, ...) so that both see the
+// same clocks and temperature.
+template <class F, class G>
+static void time_pair(F &&f, G &&g, float *tf, float *tg, int reps = 15) {
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    for (int i = 0; i < 3; ++i) {
+        f();
+        g();
+    }
+    CK(cudaDeviceSynchronize());
+    std::vector<float> t1, t2;
+    for (int i = 0; i < reps; ++i)
+        for (int w = 0; w < 2; ++w) {
+            CK(cudaEventRecord(a));
+            if (w == 0) f();
+            else g();
+            CK(cudaEventRecord(b));
+            CK(cudaEventSynchronize(b));
+            float ms;
+            CK(cudaEventElapsedTime(&ms, a, b));
+            (w == 0 ? t1 : t2).push_back(ms);
+        }
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(b));
+    *tf = median(t1);
+    *tg = median(t2);
 }
 
 template <class F>
@@ -418,7 +450,7 @@ static void time_shape(Dtype d, int64_t m, int64_t n, int64_t k, bool ta, bool t
                   ta ? "T" : "N", tb ? "T" : "N", pad ? " ld-odd" : "");
     std::printf("%-5s %-30s %-20s %8.1f TFLOP/s  1.000x\n", dname(d), shape, "cublasGemmEx", flop / t_cub / 1e9);
     for (const Rung &r : kRungs)
-    for (int mode = 0; mode < (r.fn == gemm_tc_wgmma_ws ? 4 : 1); ++mode) {
+    for (int mode = 0; mode < (r.fn == gemm_tc_wgmma_ws ? (g_all_tiles ? 4 : 1) : 1); ++mode) {
         if (d == Dtype::TF32 && !r.takes_tf32) continue;
         if (!with_mma && r.fn == gemm_tc_mma_sync) continue;
         ws12::tile_mode = mode;
@@ -435,8 +467,10 @@ static void time_shape(Dtype d, int64_t m, int64_t n, int64_t k, bool ta, bool t
             std::printf("%-5s %-30s %-20s status %d (%s)\n", dname(d), shape, name, int(res.status), res.why);
             continue;
         }
-        const float t = time_ms([&] { r.fn(g); });
-        std::printf("%-5s %-30s %-20s %8.1f TFLOP/s  %.3fx\n", dname(d), shape, name, flop / t / 1e9, t_cub / t);
+        float t, t_c;
+        time_pair([&] { r.fn(g); }, cub, &t, &t_c);
+        std::printf("%-5s %-30s %-20s %8.1f TFLOP/s  %.3fx   (cuBLAS alongside %.1f)\n", dname(d), shape, name,
+                    flop / t / 1e9, t_c / t, flop / t_c / 1e9);
     }
     ws12::tile_mode = 0;
     if (pad) {  // what packing the two unaligned operands costs, alone
@@ -495,7 +529,8 @@ int main(int argc, char **argv) {
         run_checks();
         std::printf("checks: %d run, %d failed\n", g_checked, g_fail);
     }
-    if (what == "time" || what == "all") run_timing();
+    if (what == "tiles") g_all_tiles = true;
+    if (what == "time" || what == "all" || what == "tiles") run_timing();
     if (g_ws) cudaFree(g_ws);
     return g_fail ? 1 : 0;
 }

@@ -162,7 +162,9 @@ Result run(const GemmTc &g, const Normal &nf) {
     if (r.status != Status::Ok) return r;
     e = cudaFuncSetAttribute(kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
     if (e != cudaSuccess) return cuda_failed(e, "gemm rung mma_sync: shared memory");
-    const int64_t Kp = packed_ld(nf.K, sizeof(T));
+    // Columns past k are zeros in a packed operand and absent from one read in place
+    // (whose k is then a multiple of 8): reading up to k rounded to 8 is exact for both.
+    const int64_t Kp = (nf.K + 7) / 8 * 8;
     kernel<T><<<dim3(unsigned(tq), unsigned(tp)), THREADS, SMEM_BYTES, g.stream>>>(
         static_cast<const T *>(pr.X), pr.ldx, static_cast<const T *>(pr.Y), pr.ldy, nf.P, nf.Q, Kp,
         make_epilogue(g, sizeof(T)));

@@ -581,8 +581,10 @@ Result run(const GemmTc &g, const Normal &nf) {
     e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: querying the device");
     const int64_t pairs256 = ((nf.P + BP * CLUSTER - 1) / (BP * CLUSTER)) * ((nf.Q + 255) / 256);
+    // Ping-pong where k is short (few k-tiles per tile: storing a tile costs as much as
+    // computing it, and the other warpgroup multiplies meanwhile).
     int mode = tile_mode;
-    if (mode == 0) mode = pairs256 * CLUSTER >= sms ? 1 : 2;
+    if (mode == 0) mode = pairs256 * CLUSTER < sms ? 2 : nf.K <= 512 ? 3 : 1;
     if (mode == 1) return run_tiles<T, 256, false>(g, nf, pr, dev);
     if (mode == 2) return run_tiles<T, 128, false>(g, nf, pr, dev);
     return run_tiles<T, 128, true>(g, nf, pr, dev);

@@ -18,7 +18,7 @@
 // when transa == T. ldmatrix (rung 11) and TF32 wgmma read k-major operands only;
 // 16-bit wgmma also reads MN-major ones. An operand a rung cannot read in place (its
 // major order, or a pointer or leading dimension not 16-byte aligned) is first packed,
-// k-major and zero-padded to 16 bytes of k, into workspace (O(n^2) against the O(n^3)
+// k-major and zero-padded to 128 bytes of k, into workspace (O(n^2) against the O(n^3)
 // product).
 #pragma once
 
@@ -135,11 +135,12 @@ inline bool in_place(const Operand &o, int64_t K, size_t esize, int64_t kmult, b
            (o.ld * int64_t(esize)) % 16 == 0 && K % kmult == 0;
 }
 
-// Leading dimension of a packed operand: k rounded up to 16 bytes, the pad zeros.
+// Leading dimension of a packed operand: k rounded up to 128 bytes, the pad zeros, so
+// that every row starts on a cache line and a 128-byte TMA box row is one line, not two.
 inline int64_t packed_ld(int64_t K, size_t esize) {
-    const int64_t per16 = 16 / int64_t(esize);
-    int64_t ld = (K + per16 - 1) / per16 * per16;
-    return ld > 0 ? ld : per16;
+    const int64_t per128 = 128 / int64_t(esize);
+    int64_t ld = (K + per128 - 1) / per128 * per128;
+    return ld > 0 ? ld : per128;
 }
 
 inline size_t round_up_256(size_t b) { return (b + 255) / 256 * 256; }
