@@ -521,7 +521,7 @@ int main(int argc, char **argv) {
         Case c{std::atoll(argv[3]), std::atoll(argv[4]), std::atoll(argv[5]), std::atoi(argv[6]) != 0,
                std::atoi(argv[7]) != 0, std::atoi(argv[8]) != 0, 3, 1.0f, 0.5f, false};
         for (const Rung &r : kRungs)
-            if (r.fn == gemm_tc_wgmma_ws) check_case(r, Dtype(std::atoi(argv[9])), c);
+            if (r.takes_tf32 || Dtype(std::atoi(argv[9])) != Dtype::TF32) check_case(r, Dtype(std::atoi(argv[9])), c);
         std::printf("one: %d failed\n", g_fail);
         return g_fail ? 1 : 0;
     }

@@ -148,29 +148,39 @@ inline size_t round_up_256(size_t b) { return (b + 255) / 256 * 256; }
 // ---- packing -----------------------------------------------------------------------
 
 // dst[r * ldd + c] = element (r, c) of the operand for c < cols, 0 for cols <= c < ldd.
-// 32 x 32 tiles through shared memory, so that an operand stored along r (not k-major)
-// is read and written in coalesced rows.
+// 64 x 64 tiles through shared memory, so that an operand stored along r (not k-major)
+// is read and written in coalesced rows; 16 loads per thread are in flight before the
+// first store, since packing is bound by memory latency, not by instructions.
+constexpr int kPackTile = 64;
 template <class T>
-__global__ void pack_kernel(const T *__restrict__ src, int64_t lds, bool kmajor, int64_t rows, int64_t cols,
-                            T *__restrict__ dst, int64_t ldd) {
-    __shared__ T tile[32][33];
+__global__ void __launch_bounds__(256) pack_kernel(const T *__restrict__ src, int64_t lds, bool kmajor, int64_t rows,
+                                                   int64_t cols, T *__restrict__ dst, int64_t ldd) {
+    __shared__ T tile[kPackTile][kPackTile + 1];
     const int tx = threadIdx.x, ty = threadIdx.y;  // 32 x 8
-    const int64_t c0 = int64_t(blockIdx.x) * 32;
-    for (int64_t r0 = int64_t(blockIdx.y) * 32; r0 < rows; r0 += int64_t(gridDim.y) * 32) {
+    const int64_t c0 = int64_t(blockIdx.x) * kPackTile;
+    for (int64_t r0 = int64_t(blockIdx.y) * kPackTile; r0 < rows; r0 += int64_t(gridDim.y) * kPackTile) {
+        T v[16];
 #pragma unroll
-        for (int i = 0; i < 32; i += 8) {
+        for (int i = 0; i < 16; ++i) {
             // k-major: lanes run along c; otherwise along r (both contiguous in memory).
-            const int rr = kmajor ? ty + i : tx, cc = kmajor ? tx : ty + i;
+            const int a = ty + 8 * (i >> 1), b = tx + 32 * (i & 1);
+            const int rr = kmajor ? a : b, cc = kmajor ? b : a;
             const int64_t r = r0 + rr, c = c0 + cc;
-            T v = T(0.0f);
-            if (r < rows && c < cols) v = kmajor ? src[r * lds + c] : src[c * lds + r];
-            tile[rr][cc] = v;
+            v[i] = T(0.0f);
+            if (r < rows && c < cols) v[i] = kmajor ? src[r * lds + c] : src[c * lds + r];
+        }
+#pragma unroll
+        for (int i = 0; i < 16; ++i) {
+            const int a = ty + 8 * (i >> 1), b = tx + 32 * (i & 1);
+            if (kmajor) tile[a][b] = v[i];
+            else tile[b][a] = v[i];
         }
         __syncthreads();
 #pragma unroll
-        for (int i = 0; i < 32; i += 8) {
-            const int64_t r = r0 + ty + i, c = c0 + tx;
-            if (r < rows && c < ldd) dst[r * ldd + c] = tile[ty + i][tx];
+        for (int i = 0; i < 16; ++i) {
+            const int a = ty + 8 * (i >> 1), b = tx + 32 * (i & 1);
+            const int64_t r = r0 + a, c = c0 + b;
+            if (r < rows && c < ldd) dst[r * ldd + c] = tile[a][b];
         }
         __syncthreads();
     }
@@ -178,8 +188,8 @@ __global__ void pack_kernel(const T *__restrict__ src, int64_t lds, bool kmajor,
 
 template <class T>
 inline cudaError_t launch_pack(const Operand &o, int64_t K, T *dst, int64_t ldd, cudaStream_t s) {
-    const int64_t ctiles = (ldd + 31) / 32;
-    const int64_t rtiles = (o.rows + 31) / 32;
+    const int64_t ctiles = (ldd + kPackTile - 1) / kPackTile;
+    const int64_t rtiles = (o.rows + kPackTile - 1) / kPackTile;
     if (ctiles > 0x7fffffff) return cudaErrorInvalidValue;
     dim3 grid(unsigned(ctiles), unsigned(rtiles < 65535 ? rtiles : 65535));
     pack_kernel<T><<<grid, dim3(32, 8), 0, s>>>(static_cast<const T *>(o.ptr), o.ld, o.kmajor, o.rows, K, dst, ldd);
