@@ -297,7 +297,7 @@ __device__ __forceinline__ void tile_of(int t, int tiles_p, int tiles_q, int *tp
 // taking alternate tiles of the block's walk, so one stores its tile while the other
 // multiplies; otherwise both share each tile, 64 rows each.
 template <class T, bool XK, bool YK, int BQ, bool PP>
-__global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
+__global__ void __launch_bounds__(THREADS, 1)
     kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_y, int64_t P,
            int64_t Q, int64_t K, Epilogue ep) {
 #ifdef GPK_SM90A_CODE
@@ -604,10 +604,17 @@ Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CU
         e = cudaFuncSetAttribute(kernel<T, XK, YK, BQ, PP>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
         if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: shared memory");
         fit = sms / CLUSTER;
+        cudaLaunchAttribute attr{};
+        attr.id = cudaLaunchAttributeClusterDimension;
+        attr.val.clusterDim.x = CLUSTER;
+        attr.val.clusterDim.y = 1;
+        attr.val.clusterDim.z = 1;
         cudaLaunchConfig_t cfg{};
         cfg.gridDim = dim3(CLUSTER * fit);
         cfg.blockDim = dim3(THREADS);
         cfg.dynamicSmemBytes = SMEM_BYTES;
+        cfg.attrs = &attr;
+        cfg.numAttrs = 1;
         int n = 0;
         if (cudaOccupancyMaxActiveClusters(&n, kernel<T, XK, YK, BQ, PP>, &cfg) == cudaSuccess && n > 0 && n < fit) fit = n;
         (void)cudaGetLastError();
@@ -617,8 +624,23 @@ Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CU
     // One cluster per pair of tile rows, at most as many as fit on the GPU at once.
     const int64_t pairs = ((nf.P + BP * CLUSTER - 1) / (BP * CLUSTER)) * ((nf.Q + BQ - 1) / BQ);
     const int grid = CLUSTER * int(pairs < fit ? pairs : fit);
-    kernel<T, XK, YK, BQ, PP><<<grid, THREADS, SMEM_BYTES, g.stream>>>(mx, my, nf.P, nf.Q, nf.K, make_epilogue(g, sizeof(T)));
-    cudaError_t e = cudaGetLastError();
+    // Clusters of two, set at launch (a compile-time cluster size would not build for
+    // the GPUs before sm_90 in a multi-architecture build).
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = CLUSTER;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(THREADS);
+    cfg.dynamicSmemBytes = SMEM_BYTES;
+    cfg.stream = g.stream;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    cudaError_t e = cudaLaunchKernelEx(&cfg, kernel<T, XK, YK, BQ, PP>, mx, my, nf.P, nf.Q, nf.K,
+                                       make_epilogue(g, sizeof(T)));
+    if (e == cudaSuccess) e = cudaGetLastError();
     return e == cudaSuccess ? ok() : cuda_failed(e, "gemm rung wgmma_ws: launch");
 }
 
