@@ -61,8 +61,25 @@ constexpr int EPI_COLS = 32, EPI_ROW_BYTES = EPI_COLS * 4 + 16, EPI_BYTES = 64 *
 // Tiles are 128 x BQ: BQ = 256 for large products, 128 where 256-wide tiles would leave
 // clusters idle (twice the tiles, and a deeper ring in the same shared memory).
 __host__ __device__ constexpr int stage_bytes(int bq) { return X_BYTES + bq * ROW_BYTES; }
-__host__ __device__ constexpr int stages(int bq) { return bq == 256 ? 4 : 6; }
-__host__ __device__ constexpr int smem_bytes(int bq) { return stages(bq) * stage_bytes(bq) + 2 * EPI_BYTES + 1024; }  // + ring alignment
+// The TMA-store epilogue (16-bit C, beta == 0) writes D through boxes of 64 x 64
+// elements (one 128-byte swizzled row of q per row of p), staged in shared memory:
+// a ping-pong warpgroup stages its whole 128 x 128 tile at once (four boxes) so that it
+// returns to its next tile as soon as the copies are issued; a consumer of a shared
+// tile stages two boxes at a time. The staging area also holds the other epilogue's
+// F32 buffers.
+constexpr int OUT_BOX = 64, OUT_BOX_BYTES = OUT_BOX * ROW_BYTES;
+__host__ __device__ constexpr int out_boxes(bool pp) { return pp ? 4 : 2; }
+__host__ __device__ constexpr int out_bytes(bool pp) {
+    return 2 * out_boxes(pp) * OUT_BOX_BYTES > 2 * EPI_BYTES ? 2 * out_boxes(pp) * OUT_BOX_BYTES : 2 * EPI_BYTES;
+}
+// As many ring stages as fit beside the staging area.
+__host__ __device__ constexpr int stages(int bq, bool pp) { return bq == 256 ? 4 : pp ? 5 : 6; }
+__host__ __device__ constexpr int smem_bytes(int bq, bool pp) {
+    return stages(bq, pp) * stage_bytes(bq) + out_bytes(pp) + 1024;  // + ring alignment
+}
+static_assert(smem_bytes(256, false) <= 227 * 1024 && smem_bytes(128, true) <= 227 * 1024 &&
+                  smem_bytes(128, false) <= 227 * 1024,
+              "the ring and the staging area fit the 227 KB a block may use");
 constexpr int CLUSTER = 2;                               // blocks sharing each Y tile
 constexpr int CONSUMER_WARPS = 8;                        // consumer warps of one block
 constexpr int MN_BOX_BYTES = 64 * ROW_BYTES;             // an MN-major box: 64 k-rows of 128 bytes
@@ -229,9 +246,48 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *map
         "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
         : "memory");
 }
+// A box of shared memory into the tensor at (c0, c1), clipped to the tensor's bounds;
+// completes in this thread's bulk group.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, uint32_t src, int c0, int c1) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+                     reinterpret_cast<uint64_t>(map)),
+                 "r"(src), "r"(c0), "r"(c1)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// This thread's bulk stores have read their shared memory (it may be written again).
+__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+// ... and have written global memory.
+__device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+__device__ __forceinline__ void st_shared_u32(uint32_t a, uint32_t v) {
+    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(a), "r"(v) : "memory");
+}
+template <class T>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+    typename Pair<T>::type v;
+    if constexpr (std::is_same_v<T, __half>) v = __floats2half2_rn(lo, hi);
+    else v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&v);
+}
 #endif
 
 #ifdef GPK_SM90A_CODE
+// Writes columns 64 h .. 64 h + 63 of a consumer's 64 x BQ accumulators, times alpha
+// and rounded once, into the 64 x 64 box at `box` in the 128-byte swizzle the TMA store
+// reads: 16-byte chunk j of row r lies at chunk j ^ (r % 8), so the eight rows one
+// fragment store covers fall in eight different chunks (all 32 banks).
+template <class T, int BQ>
+__device__ __forceinline__ void stage_box(const float (&d)[BQ / 2], uint32_t box, int h, float alpha, int t) {
+    const int warp = t / 32, lane = t % 32, r0 = warp * 16 + (lane >> 2);
+#pragma unroll
+    for (int jj = 0; jj < OUT_BOX / 8; ++jj) {
+        const int j = h * (OUT_BOX / 8) + jj;
+        const uint32_t a = box + r0 * ROW_BYTES + ((jj ^ (r0 & 7)) << 4) + 4 * (lane & 3);
+        st_shared_u32(a, pack2<T>(alpha * d[4 * j], alpha * d[4 * j + 1]));
+        st_shared_u32(a + 8 * ROW_BYTES, pack2<T>(alpha * d[4 * j + 2], alpha * d[4 * j + 3]));  // row r0 + 8
+    }
+}
+
 // Stores a consumer's 64 x BQ accumulators (rows p_base.., columns q_base..) through
 // its staging buffer: C = alpha * acc + beta * C, one rounding, only inside P x Q.
 template <class T, int BQ>
@@ -298,11 +354,11 @@ __device__ __forceinline__ void tile_of(int t, int tiles_p, int tiles_q, int *tp
 // multiplies; otherwise both share each tile, 64 rows each.
 template <class T, bool XK, bool YK, int BQ, bool PP>
 __global__ void __launch_bounds__(THREADS, 1)
-    kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_y, int64_t P,
-           int64_t Q, int64_t K, Epilogue ep) {
+    kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_y,
+           const __grid_constant__ CUtensorMap map_c, int64_t P, int64_t Q, int64_t K, Epilogue ep, int tma_store) {
 #ifdef GPK_SM90A_CODE
     constexpr int KE = ROW_BYTES / int(sizeof(T));  // elements of k per stage
-    constexpr int STAGES = stages(BQ), STAGE_BYTES = stage_bytes(BQ);
+    constexpr int STAGES = stages(BQ, PP), STAGE_BYTES = stage_bytes(BQ);
     static_assert(!PP || BQ == 128, "ping-pong tiles are 128 x 128");
     // Warps that release a stage: every consumer warp, or those of the warpgroup that
     // owns the stage's tile, in both blocks.
@@ -450,6 +506,38 @@ __global__ void __launch_bounds__(THREADS, 1)
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             if (prev >= 0 && lane < CLUSTER) mbar_arrive_cluster(empty0 + 8 * prev, lane);
 
+            if constexpr (sizeof(T) == 2) {
+                if (tma_store) {
+                    // Boxes of 64 x 64 staged NB at a time; one thread issues their stores
+                    // and the warpgroup goes back to multiplying while the copies run.
+                    constexpr int NB = out_boxes(PP), HB = BQ / OUT_BOX;
+                    static_assert((NM * HB) % NB == 0, "whole batches of boxes");
+                    const uint32_t obuf = ring + STAGES * STAGE_BYTES + c * NB * OUT_BOX_BYTES;
+#pragma unroll
+                    for (int b0 = 0; b0 < NM * HB; b0 += NB) {
+                        // The staging boxes are free once the previous stores have read them.
+                        if (t == 0) bulk_wait_read();
+                        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+#pragma unroll
+                        for (int b = 0; b < NB; ++b)
+                            stage_box<T, BQ>(d[(b0 + b) / HB], obuf + b * OUT_BOX_BYTES, (b0 + b) % HB, ep.alpha, t);
+                        // The copy engine reads what these generic stores wrote.
+                        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+                        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+                        if (t == 0) {
+#pragma unroll
+                            for (int b = 0; b < NB; ++b) {
+                                const int m = (b0 + b) / HB, h = (b0 + b) % HB;
+                                tma_store_2d(&map_c, obuf + b * OUT_BOX_BYTES, tq * BQ + h * OUT_BOX,
+                                             tp * BP + (PP ? m : c) * 64);
+                            }
+                            bulk_commit();
+                        }
+                    }
+                    if (PP) skip();
+                    continue;
+                }
+            }
             uint8_t *buf = smem_raw + (ring - raw) + STAGES * STAGE_BYTES + c * EPI_BYTES;
 #pragma unroll
             for (int m = 0; m < NM; ++m)
@@ -457,6 +545,8 @@ __global__ void __launch_bounds__(THREADS, 1)
                                   t);
             if (PP) skip();
         }
+        // Shared memory stays until the last stores have read it.
+        if (t == 0) bulk_wait();
     }
     // Neither block leaves while the other may still write into its shared memory or
     // arrive on its barriers.
@@ -535,8 +625,29 @@ inline bool make_map(CUtensorMap *map, const void *ptr, int64_t rows, int64_t K,
               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+// A tensor map over D (P x Q, q contiguous, rows ldc apart) in boxes of 64 x 64 with
+// the 128-byte swizzle, for the TMA-store epilogue. It takes 16-bit C with beta == 0
+// (nothing to read) whose pointer and rows are 16-byte aligned; false otherwise.
+template <class T>
+inline bool make_map_c(CUtensorMap *map, const GemmTc &g, const Normal &nf) {
+    if (sizeof(T) != 2 || g.beta != 0.0f || reinterpret_cast<uintptr_t>(g.C) % 16 != 0 ||
+        (g.ldc * int64_t(sizeof(T))) % 16 != 0)
+        return false;
+    auto fn = encode_fn();
+    if (!fn) return false;
+    const CUtensorMapDataType dt =
+        std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    cuuint64_t dims[2] = {cuuint64_t(nf.Q), cuuint64_t(nf.P)};
+    cuuint64_t strides[1] = {cuuint64_t(g.ldc) * sizeof(T)};
+    cuuint32_t box[2] = {cuuint32_t(OUT_BOX), cuuint32_t(OUT_BOX)};
+    cuuint32_t estr[2] = {1, 1};
+    return fn(map, dt, 2, g.C, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+              CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 template <class T, bool XK, bool YK, int BQ, bool PP>
-Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CUtensorMap &my, int dev);
+Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CUtensorMap &my,
+              const CUtensorMap &mc, bool tma_store, int dev);
 
 // Tile configuration: 0 chooses by shape; 1, 2, 3 force 128x256, 128x128 and 128x128
 // ping-pong (for measuring them against one another).
@@ -548,13 +659,16 @@ Result run_tiles(const GemmTc &g, const Normal &nf, const Prepared &pr, int dev)
     if (!make_map<T>(&mx, pr.X, nf.P, nf.K, pr.ldx, BP, pr.xk) ||
         !make_map<T>(&my, pr.Y, nf.Q, nf.K, pr.ldy, BQ / CLUSTER, pr.yk))
         return not_supported("gemm rung wgmma_ws: the operands do not fit a TMA tensor map");
+    // Where C cannot take the TMA store, the kernel stores through its vector epilogue.
+    CUtensorMap mc{};
+    const bool ts = make_map_c<T>(&mc, g, nf);
     if constexpr (sizeof(T) == 4) {
-        return launch<T, true, true, BQ, PP>(g, nf, mx, my, dev);
+        return launch<T, true, true, BQ, PP>(g, nf, mx, my, mc, ts, dev);
     } else {
-        if (pr.xk && pr.yk) return launch<T, true, true, BQ, PP>(g, nf, mx, my, dev);
-        if (pr.xk) return launch<T, true, false, BQ, PP>(g, nf, mx, my, dev);
-        if (pr.yk) return launch<T, false, true, BQ, PP>(g, nf, mx, my, dev);
-        return launch<T, false, false, BQ, PP>(g, nf, mx, my, dev);
+        if (pr.xk && pr.yk) return launch<T, true, true, BQ, PP>(g, nf, mx, my, mc, ts, dev);
+        if (pr.xk) return launch<T, true, false, BQ, PP>(g, nf, mx, my, mc, ts, dev);
+        if (pr.yk) return launch<T, false, true, BQ, PP>(g, nf, mx, my, mc, ts, dev);
+        return launch<T, false, false, BQ, PP>(g, nf, mx, my, mc, ts, dev);
     }
 }
 
@@ -591,8 +705,9 @@ Result run(const GemmTc &g, const Normal &nf) {
 }
 
 template <class T, bool XK, bool YK, int BQ, bool PP>
-Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CUtensorMap &my, int dev) {
-    constexpr int SMEM_BYTES = smem_bytes(BQ);
+Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CUtensorMap &my,
+              const CUtensorMap &mc, bool tma_store, int dev) {
+    constexpr int SMEM_BYTES = smem_bytes(BQ, PP);
     // Per device, once: the shared-memory opt-in and how many clusters fit at once
     // (kept off the per-call path, which small products feel).
     static std::atomic<int> fit_of[64];
@@ -638,8 +753,8 @@ Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CU
     cfg.stream = g.stream;
     cfg.attrs = &attr;
     cfg.numAttrs = 1;
-    cudaError_t e = cudaLaunchKernelEx(&cfg, kernel<T, XK, YK, BQ, PP>, mx, my, nf.P, nf.Q, nf.K,
-                                       make_epilogue(g, sizeof(T)));
+    cudaError_t e = cudaLaunchKernelEx(&cfg, kernel<T, XK, YK, BQ, PP>, mx, my, mc, nf.P, nf.Q, nf.K,
+                                       make_epilogue(g, sizeof(T)), int(tma_store));
     if (e == cudaSuccess) e = cudaGetLastError();
     return e == cudaSuccess ? ok() : cuda_failed(e, "gemm rung wgmma_ws: launch");
 }
