@@ -339,6 +339,8 @@ static void run_checks() {
     cases.push_back({4096, 4096, 4096, false, true, false, 0, 1.0f, 0.25f, true});
     cases.push_back({4096, 1024, 256, false, false, false, 0, 1.0f, 0.0f, true});
     // Ragged tiles whose C rows are 16-byte aligned (rung 12 stores them by TMA, clipped).
+    cases.push_back({4104, 4095, 1000, false, false, true, 8, -1.5f, 0.0f, true});
+    // ... and rows of C that end inside a 16-byte piece (the TMA store would overwrite padding).
     cases.push_back({4097, 4095, 1000, false, false, false, 7, -1.5f, 0.0f, true});
 
     for (const Rung &r : kRungs)
