@@ -31,13 +31,20 @@
 //   multicast writes it into both, so L2 serves a third less per tile; a stage is free
 //   only once the consumers of both blocks have released it.
 // * Storing accumulators straight from the fragments writes 16-byte pieces of 8
-//   different rows per instruction. The epilogue stages each consumer's accumulators
-//   through shared memory and writes C in 4-element vectors along its contiguous
-//   dimension, applying alpha and beta in F32 with one rounding, element by element
-//   only at the edges of C or where C is not aligned for vectors.
+//   different rows per instruction. For 16-bit C with beta == 0 (the usual call) the
+//   consumers round alpha * acc once into 64 x 64 boxes of shared memory, in the
+//   128-byte swizzle, and one thread hands the boxes to TMA stores: the warpgroup goes
+//   back to its next tile while the copy engine writes C, which matters most where k is
+//   short and storing a tile costs as much as computing it. Otherwise (beta != 0, F32,
+//   or C whose rows do not start and end on 16 bytes) the epilogue stages F32 through
+//   shared memory and writes C in 4-element vectors along its contiguous dimension,
+//   applying alpha and beta in F32 with one rounding, element by element only at the
+//   edges of C or where C is not aligned for vectors.
 //
-// Tiles are 128 x 256 (four stages), or 128 x 128 (six stages) when 256-wide tiles
-// would leave SMs without work. F16 and BF16 use m64nBQk16; F32 calls take TF32
+// Tiles are 128 x 256 (four stages); 128 x 128 (six stages) when 256-wide tiles
+// would leave SMs without work; 128 x 128 ping-pong tiles (five stages) where they need
+// fewer waves of the persistent grid than 256-wide ones (m or n just past a multiple of
+// 256). F16 and BF16 use m64nBQk16; F32 calls take TF32
 // products with m64nBQk8 over the same 128-byte rows (32 elements of k per stage).
 // wgmma, setmaxnreg, clusters and this TMA use need sm_90a: the kernel body exists only
 // in sm_90a code, and the launcher answers NOT_SUPPORTED on any other GPU or binary.
@@ -728,11 +735,16 @@ Result run(const GemmTc &g, const Normal &nf) {
     int sms = 0;
     e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: querying the device");
-    const int64_t pairs256 = ((nf.P + BP * CLUSTER - 1) / (BP * CLUSTER)) * ((nf.Q + 255) / 256);
-    // Ping-pong where k is short (few k-tiles per tile: storing a tile costs as much as
-    // computing it, and the other warpgroup multiplies meanwhile).
+    const int64_t pairs_p = (nf.P + BP * CLUSTER - 1) / (BP * CLUSTER);
+    const int64_t pairs256 = pairs_p * ((nf.Q + 255) / 256), pairs128 = pairs_p * ((nf.Q + 127) / 128);
+    // Otherwise the persistent grid runs in waves of one tile per cluster: 128 x 256
+    // tiles, unless 128 x 128 ping-pong tiles need clearly fewer waves of their half-size
+    // work (shapes just past a multiple of 256, where a last, nearly empty column of
+    // wide tiles costs a whole wave); at equal waves the wide tiles read less per product.
+    const int64_t fit = sms / CLUSTER > 0 ? sms / CLUSTER : 1;
+    const int64_t cost256 = 2 * ((pairs256 + fit - 1) / fit), cost128 = (pairs128 + fit - 1) / fit;
     int mode = tile_mode;
-    if (mode == 0) mode = pairs256 * CLUSTER < sms ? 2 : nf.K <= 512 ? 3 : 1;
+    if (mode == 0) mode = pairs256 * CLUSTER < sms ? 2 : 20 * cost128 < 19 * cost256 ? 3 : 1;
     if (mode == 1) return run_tiles<T, 256, false>(g, nf, pr, dev);
     if (mode == 2) return run_tiles<T, 128, false>(g, nf, pr, dev);
     return run_tiles<T, 128, true>(g, nf, pr, dev);
