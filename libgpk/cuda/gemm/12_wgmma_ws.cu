@@ -76,16 +76,19 @@ __host__ __device__ constexpr int stage_bytes(int bq) { return X_BYTES + bq * RO
 // F32 buffers.
 constexpr int OUT_BOX = 64, OUT_BOX_BYTES = OUT_BOX * ROW_BYTES;
 __host__ __device__ constexpr int out_boxes(bool pp) { return pp ? 4 : 2; }
-__host__ __device__ constexpr int out_bytes(bool pp) {
-    return 2 * out_boxes(pp) * OUT_BOX_BYTES > 2 * EPI_BYTES ? 2 * out_boxes(pp) * OUT_BOX_BYTES : 2 * EPI_BYTES;
+// F32 C never takes the TMA store, and keeps the smaller staging area (the rest of the
+// shared memory stays L1 cache).
+__host__ __device__ constexpr int out_bytes(bool pp, int esize) {
+    return esize == 2 && 2 * out_boxes(pp) * OUT_BOX_BYTES > 2 * EPI_BYTES ? 2 * out_boxes(pp) * OUT_BOX_BYTES
+                                                                            : 2 * EPI_BYTES;
 }
 // As many ring stages as fit beside the staging area.
 __host__ __device__ constexpr int stages(int bq, bool pp) { return bq == 256 ? 4 : pp ? 5 : 6; }
-__host__ __device__ constexpr int smem_bytes(int bq, bool pp) {
-    return stages(bq, pp) * stage_bytes(bq) + out_bytes(pp) + 1024;  // + ring alignment
+__host__ __device__ constexpr int smem_bytes(int bq, bool pp, int esize) {
+    return stages(bq, pp) * stage_bytes(bq) + out_bytes(pp, esize) + 1024;  // + ring alignment
 }
-static_assert(smem_bytes(256, false) <= 227 * 1024 && smem_bytes(128, true) <= 227 * 1024 &&
-                  smem_bytes(128, false) <= 227 * 1024,
+static_assert(smem_bytes(256, false, 2) <= 227 * 1024 && smem_bytes(128, true, 2) <= 227 * 1024 &&
+                  smem_bytes(128, false, 2) <= 227 * 1024,
               "the ring and the staging area fit the 227 KB a block may use");
 constexpr int CLUSTER = 2;                               // blocks sharing each Y tile
 constexpr int CONSUMER_WARPS = 8;                        // consumer warps of one block
@@ -753,7 +756,7 @@ Result run(const GemmTc &g, const Normal &nf) {
 template <class T, bool XK, bool YK, int BQ, bool PP>
 Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CUtensorMap &my,
               const CUtensorMap &mc, bool tma_store, int dev) {
-    constexpr int SMEM_BYTES = smem_bytes(BQ, PP);
+    constexpr int SMEM_BYTES = smem_bytes(BQ, PP, int(sizeof(T)));
     // Per device, once: the shared-memory opt-in and how many clusters fit at once
     // (kept off the per-call path, which small products feel).
     static std::atomic<int> fit_of[64];
