@@ -12,6 +12,8 @@
 // untouched. time: median of 10 timed runs after warm-up (CUDA events), per shape,
 // layout and dtype, each rung against cublasGemmEx on the same buffers, the two timed
 // alternately (tiles: every tile configuration of rung 12, not only its choice).
+// The rung files without their library launchers.
+#define GPK_TC_STANDALONE
 #include "../libgpk/cuda/gemm/11_mma_sync.cu"
 #include "../libgpk/cuda/gemm/12_wgmma_ws.cu"
 

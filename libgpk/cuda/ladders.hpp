@@ -20,6 +20,11 @@
 //   GPK_VENDOR(name)     the vendor library's rung, the one validation checks against.
 //   GPK_REFERENCE(name)  the simplest rung of ours, which checks the vendor's.
 //   GPK_AUTO(name)       "auto": the first of these lines whose rung takes the call.
+//   GPK_AUTO_WHERE(name, where)
+//                        the same, for the calls where also `where` says the rung
+//                        leads the next choice (the measurements it follows are in
+//                        docs/PERFORMANCE.md): a function of the rung's file, shaped
+//                        like a takes function (*why_not null where the rung leads).
 //
 // A new rung is its file and one GPK_RUNG line (tests/check_rungs.py checks that
 // the files and the lists agree).
@@ -43,6 +48,7 @@ namespace gpk::cuda {
 #define GPK_VENDOR(name)
 #define GPK_REFERENCE(name)
 #define GPK_AUTO(name)
+#define GPK_WHERE_DECL(where, Args) gpk_status where(gpk_context &ctx, const Args &args, const char **why_not);
 #define GPK_TAKES_DECL_any(launcher, Args)
 #define GPK_TAKES_DECL_checked(launcher, Args) \
     gpk_status launcher##_takes(gpk_context &ctx, const Args &args, const char **why_not);
@@ -51,19 +57,28 @@ namespace gpk::cuda {
     GPK_TAKES_DECL_##takes(launcher, Args)
 
 #define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, GemmArgs, takes)
+#define GPK_AUTO_WHERE(name, where) GPK_WHERE_DECL(where, GemmArgs)
 #include "gemm/rungs.def"
+#undef GPK_AUTO_WHERE
 #undef GPK_RUNG
 #define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, ReduceArgs, takes)
+#define GPK_AUTO_WHERE(name, where) GPK_WHERE_DECL(where, ReduceArgs)
 #include "reduce/rungs.def"
+#undef GPK_AUTO_WHERE
 #undef GPK_RUNG
 #define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, TransposeArgs, takes)
+#define GPK_AUTO_WHERE(name, where) GPK_WHERE_DECL(where, TransposeArgs)
 #include "transpose/rungs.def"
+#undef GPK_AUTO_WHERE
 #undef GPK_RUNG
 #define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, PiArgs, takes)
+#define GPK_AUTO_WHERE(name, where) GPK_WHERE_DECL(where, PiArgs)
 #include "pi/rungs.def"
+#undef GPK_AUTO_WHERE
 #undef GPK_RUNG
 
 #undef GPK_DECLARE
+#undef GPK_WHERE_DECL
 #undef GPK_TAKES_DECL_checked
 #undef GPK_TAKES_DECL_any
 #undef GPK_AUTO

@@ -195,3 +195,40 @@ inline Result gemm_tc_mma_sync(const GemmTc &g) {
 }
 
 }  // namespace gpk::cuda::tc
+
+// ---- the library's launcher ---------------------------------------------------------
+// (scripts/tc-bench.cu includes this file for the kernel alone, without the library.)
+#ifndef GPK_TC_STANDALONE
+#include "tc_launch.cuh"
+
+namespace gpk::cuda {
+
+gpk_status gemm_mma_sync_takes(gpk_context &ctx, const GemmArgs &args, const char **why_not) {
+    *why_not = nullptr;
+    if (!is_16bit(args.dtype)) {
+        *why_not = "it takes F16 and BF16 only (F32 in GPK_MATH_TF32 runs on rung wgmma_ws)";
+        return GPK_SUCCESS;
+    }
+    int major = 0;
+    GPK_FORWARD_IF_ERROR(gemm_util::device_attribute(ctx, cudaDevAttrComputeCapabilityMajor, &major));
+    cudaFuncAttributes fa{};
+    GPK_CUDA_TRY(ctx, cudaFuncGetAttributes(&fa, tc::mma11::kernel<__half>));
+    // The normal form's P (tile rows of the grid's y) is n for a column-major call.
+    const int64_t tiles_p = (args.n + tc::mma11::BP - 1) / tc::mma11::BP;
+    *why_not = major < 8             ? "mma.sync with ldmatrix and cp.async needs a GPU of compute capability 8.0 or newer"
+               : fa.ptxVersion < 80  ? "this build has no sm_80 or newer code for the GPU"
+               : tiles_p > 65535     ? "n above 8388480 (65535 tile rows of the grid)"
+                                     : nullptr;
+    return GPK_SUCCESS;
+}
+
+gpk_status gemm_mma_sync(gpk_context &ctx, const GemmArgs &args) {
+    const char *why_not = nullptr;
+    GPK_FORWARD_IF_ERROR(gemm_mma_sync_takes(ctx, args, &why_not));
+    if (why_not != nullptr) return refuse(ctx, "gemm", "mma_sync", why_not);
+    const tc::Dtype dtype = args.dtype == GPK_F16 ? tc::Dtype::F16 : tc::Dtype::BF16;
+    return run_tc(ctx, args, "mma_sync", dtype, tc::gemm_tc_mma_sync_workspace, tc::gemm_tc_mma_sync);
+}
+
+}  // namespace gpk::cuda
+#endif  // GPK_TC_STANDALONE

@@ -834,3 +834,60 @@ inline Result gemm_tc_wgmma_ws(const GemmTc &g) {
 }
 
 }  // namespace gpk::cuda::tc
+
+// ---- the library's launcher ---------------------------------------------------------
+// (scripts/tc-bench.cu includes this file for the kernel alone, without the library.)
+#ifndef GPK_TC_STANDALONE
+#include "tc_launch.cuh"
+
+namespace gpk::cuda {
+
+gpk_status gemm_wgmma_ws_takes(gpk_context &ctx, const GemmArgs &args, const char **why_not) {
+    tc::Dtype dtype{};
+    if (!tc_dtype(ctx, args.dtype, &dtype, why_not)) return GPK_SUCCESS;
+    bool have = false;
+    const tc::Result r = tc::ws12::sm90a_available(ctx.device, &have);
+    if (r.status == tc::Status::CudaError) return check(ctx, r.cuda, r.why);
+    constexpr int64_t kMax = 0x7fffffff;
+    *why_not = r.status != tc::Status::Ok ? r.why
+               : !have ? "wgmma, TMA and clusters need an sm_90 GPU (H100, H200) and sm_90a code in the build"
+               : args.m > kMax || args.n > kMax || args.k > kMax ? "m, n and k must stay below 2^31"
+               : tc::ws12::encode_fn() == nullptr ? "the driver lacks cuTensorMapEncodeTiled"
+                                                  : nullptr;
+    return GPK_SUCCESS;
+}
+
+gpk_status gemm_wgmma_ws(gpk_context &ctx, const GemmArgs &args) {
+    const char *why_not = nullptr;
+    GPK_FORWARD_IF_ERROR(gemm_wgmma_ws_takes(ctx, args, &why_not));
+    if (why_not != nullptr) return refuse(ctx, "gemm", "wgmma_ws", why_not);
+    tc::Dtype dtype{};
+    tc_dtype(ctx, args.dtype, &dtype, &why_not);
+    return run_tc(ctx, args, "wgmma_ws", dtype, tc::gemm_tc_wgmma_ws_workspace, tc::gemm_tc_wgmma_ws);
+}
+
+// "auto" (rungs.def): where this rung leads cuBLAS, per docs/PERFORMANCE.md, section
+// "Auto: gemm". Every 16-bit call it takes: it led cublasGemmEx at every shape measured,
+// large, small, short k, and most where the leading dimensions are odd (cuBLAS loses
+// its fast paths there, packing costs O(n^2)). TF32 calls only where it need not pack
+// an operand that cuBLAS reads fast: TF32 wgmma reads k-major operands only, so it led
+// in TN (both in place) and trailed in NN (one packed); where a pointer or leading
+// dimension is not 16-byte aligned both sides leave their fast paths, and it packs.
+gpk_status gemm_wgmma_ws_leads(gpk_context &ctx, const GemmArgs &args, const char **why_not) {
+    *why_not = nullptr;
+    if (is_16bit(args.dtype)) return GPK_SUCCESS;
+    (void)ctx;
+    auto aligned = [](const void *p, int64_t ld) {
+        return reinterpret_cast<uintptr_t>(p) % 16 == 0 && (ld * int64_t(sizeof(float))) % 16 == 0;
+    };
+    const bool unaligned = !aligned(args.A, args.lda) || !aligned(args.B, args.ldb);
+    // The normal form reads op(B)^T k-major in place when B is not transposed, op(A)
+    // when A is.
+    const bool in_place = args.transa && !args.transb;
+    if (!(in_place || unaligned))
+        *why_not = "in TF32, with aligned operands that it would pack (NN, NT, TT), cuBLAS measured ahead";
+    return GPK_SUCCESS;
+}
+
+}  // namespace gpk::cuda
+#endif  // GPK_TC_STANDALONE
