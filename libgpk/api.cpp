@@ -104,9 +104,10 @@ GPK_API const char *gpk_status_string(gpk_status status) {
     return "unknown status";
 }
 
-GPK_API const char *gpk_last_error(const gpk_context *ctx) {
-    if (ctx == nullptr || ctx->magic != gpk_context::kMagic) return thread_last_error();
-    return ctx->last_error.c_str();
+GPK_API const char *gpk_last_error(const gpk_context *handle) {
+    // The text stays the context's: valid until its next call (or its gpk_destroy).
+    const ContextRef ctx = lookup(handle);
+    return ctx == nullptr ? thread_last_error() : ctx->last_error.c_str();
 }
 
 GPK_API gpk_status gpk_create(gpk_context **ctx, int backend, int device) {
@@ -132,30 +133,35 @@ GPK_API gpk_status gpk_create(gpk_context **ctx, int backend, int device) {
                 return st;
             }
         }
-        *ctx = c;
-        return GPK_SUCCESS;
+        // From here the registry owns c, and frees it if it cannot take it.
+        return register_context(c, ctx);
     });
 }
 
-GPK_API gpk_status gpk_destroy(gpk_context *ctx) {
-    if (ctx == nullptr) return GPK_SUCCESS;
-    GPK_FORWARD_IF_ERROR(check_handle(ctx));
-    cuda::destroy(*ctx);
-    ctx->magic = 0;
-    delete ctx;
+GPK_API gpk_status gpk_destroy(gpk_context *handle) {
+    if (handle == nullptr) return GPK_SUCCESS;
+    ContextRef ctx;
+    // The handle is dead from here on, for every thread; the context goes with the
+    // last reference: now, unless a call on another thread still holds it.
+    GPK_FORWARD_IF_ERROR(retire(handle, &ctx));
+    ctx.reset();
     return GPK_SUCCESS;
 }
 
-GPK_API gpk_status gpk_get_backend(const gpk_context *ctx, int *backend) {
-    GPK_FORWARD_IF_ERROR(check_handle(ctx));
-    auto *c = const_cast<gpk_context *>(ctx);  // only its error text changes
+GPK_API gpk_status gpk_get_backend(const gpk_context *handle, int *backend) {
+    ContextRef ref;
+    GPK_FORWARD_IF_ERROR(acquire(handle, &ref));
+    gpk_context *ctx = ref.get();
+    gpk_context *c = ctx;
     GPK_RETURN_ERROR_IF(backend == nullptr, c, GPK_ERROR_INVALID_ARGUMENT, "backend is NULL");
     *backend = ctx->backend;
     return GPK_SUCCESS;
 }
 
-GPK_API gpk_status gpk_set_stream(gpk_context *ctx, void *cuda_stream) {
-    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+GPK_API gpk_status gpk_set_stream(gpk_context *handle, void *cuda_stream) {
+    ContextRef ref;
+    GPK_FORWARD_IF_ERROR(acquire(handle, &ref));
+    gpk_context *ctx = ref.get();
     GPK_RETURN_ERROR_IF(ctx->backend == GPK_BACKEND_HOST && cuda_stream != nullptr, ctx, GPK_ERROR_NOT_SUPPORTED,
                         "cuda_stream must be NULL on the host backend");
     if (ctx->backend == GPK_BACKEND_CUDA) return cuda::switch_stream(*ctx, cuda_stream);
@@ -163,29 +169,36 @@ GPK_API gpk_status gpk_set_stream(gpk_context *ctx, void *cuda_stream) {
     return GPK_SUCCESS;
 }
 
-GPK_API gpk_status gpk_synchronize(gpk_context *ctx) {
-    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+GPK_API gpk_status gpk_synchronize(gpk_context *handle) {
+    ContextRef ref;
+    GPK_FORWARD_IF_ERROR(acquire(handle, &ref));
+    gpk_context *ctx = ref.get();
     if (ctx->backend != GPK_BACKEND_CUDA) return GPK_SUCCESS;
     cuda::DeviceGuard guard(*ctx);
     return cuda::check(*ctx, cudaStreamSynchronize(cuda::stream(*ctx)), "cudaStreamSynchronize");
 }
 
-GPK_API gpk_status gpk_variant_count(const gpk_context *ctx, int op, int *count) {
-    GPK_FORWARD_IF_ERROR(check_handle(ctx));
-    auto *c = const_cast<gpk_context *>(ctx);
+GPK_API gpk_status gpk_variant_count(const gpk_context *handle, int op, int *count) {
+    ContextRef ref;
+    GPK_FORWARD_IF_ERROR(acquire(handle, &ref));
+    gpk_context *ctx = ref.get();
+    gpk_context *c = ctx;
     GPK_FORWARD_IF_ERROR(check_op(c, op));
     GPK_RETURN_ERROR_IF(count == nullptr, c, GPK_ERROR_INVALID_ARGUMENT, "count is NULL");
     *count = variant_count(op, ctx->backend);
     return GPK_SUCCESS;
 }
 
-GPK_API const char *gpk_variant_name(const gpk_context *ctx, int op, int index) {
-    if (ctx == nullptr || ctx->magic != gpk_context::kMagic || op < 0 || op >= GPK_OP_COUNT) return nullptr;
+GPK_API const char *gpk_variant_name(const gpk_context *handle, int op, int index) {
+    const ContextRef ctx = lookup(handle);
+    if (ctx == nullptr || op < 0 || op >= GPK_OP_COUNT) return nullptr;
     return variant_name(op, ctx->backend, index);
 }
 
-GPK_API gpk_status gpk_set_variant(gpk_context *ctx, int op, const char *name) {
-    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+GPK_API gpk_status gpk_set_variant(gpk_context *handle, int op, const char *name) {
+    ContextRef ref;
+    GPK_FORWARD_IF_ERROR(acquire(handle, &ref));
+    gpk_context *ctx = ref.get();
     GPK_FORWARD_IF_ERROR(check_op(ctx, op));
     if (name == nullptr || std::string_view(name) == "auto") {
         ctx->variant[op] = -1;
@@ -199,32 +212,39 @@ GPK_API gpk_status gpk_set_variant(gpk_context *ctx, int op, const char *name) {
     return GPK_SUCCESS;
 }
 
-GPK_API gpk_status gpk_set_validation(gpk_context *ctx, int enabled) {
-    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+GPK_API gpk_status gpk_set_validation(gpk_context *handle, int enabled) {
+    ContextRef ref;
+    GPK_FORWARD_IF_ERROR(acquire(handle, &ref));
+    gpk_context *ctx = ref.get();
     GPK_RETURN_ERROR_IF(enabled && ctx->backend != GPK_BACKEND_CUDA, ctx, GPK_ERROR_NOT_SUPPORTED,
                         "enabled (%d): validation needs the CUDA backend, where the vendor libraries run", enabled);
     ctx->validation = enabled != 0;
     return GPK_SUCCESS;
 }
 
-GPK_API gpk_status gpk_set_math_mode(gpk_context *ctx, int mode) {
-    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+GPK_API gpk_status gpk_set_math_mode(gpk_context *handle, int mode) {
+    ContextRef ref;
+    GPK_FORWARD_IF_ERROR(acquire(handle, &ref));
+    gpk_context *ctx = ref.get();
     GPK_RETURN_ERROR_IF(mode != GPK_MATH_DEFAULT && mode != GPK_MATH_TF32, ctx, GPK_ERROR_INVALID_ARGUMENT,
                         "mode (%d) must be GPK_MATH_DEFAULT (0) or GPK_MATH_TF32 (1)", mode);
     ctx->math_mode = mode;
     return GPK_SUCCESS;
 }
 
-GPK_API gpk_status gpk_get_math_mode(const gpk_context *ctx, int *mode) {
-    GPK_FORWARD_IF_ERROR(check_handle(ctx));
-    auto *c = const_cast<gpk_context *>(ctx);  // only its error text changes
-    GPK_RETURN_ERROR_IF(mode == nullptr, c, GPK_ERROR_INVALID_ARGUMENT, "mode is NULL");
+GPK_API gpk_status gpk_get_math_mode(const gpk_context *handle, int *mode) {
+    ContextRef ref;
+    GPK_FORWARD_IF_ERROR(acquire(handle, &ref));
+    gpk_context *ctx = ref.get();
+    GPK_RETURN_ERROR_IF(mode == nullptr, ctx, GPK_ERROR_INVALID_ARGUMENT, "mode is NULL");
     *mode = ctx->math_mode;
     return GPK_SUCCESS;
 }
 
-GPK_API gpk_status gpk_set_staging(gpk_context *ctx, int streams, size_t chunk_bytes, size_t device_bytes) {
-    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+GPK_API gpk_status gpk_set_staging(gpk_context *handle, int streams, size_t chunk_bytes, size_t device_bytes) {
+    ContextRef ref;
+    GPK_FORWARD_IF_ERROR(acquire(handle, &ref));
+    gpk_context *ctx = ref.get();
     GPK_RETURN_ERROR_IF(streams < 1 || streams > StagingSettings::kMaxStreams, ctx, GPK_ERROR_INVALID_ARGUMENT,
                         "streams (%d) must be in 1..%d", streams, StagingSettings::kMaxStreams);
     ctx->staging.streams = streams;
@@ -233,10 +253,12 @@ GPK_API gpk_status gpk_set_staging(gpk_context *ctx, int streams, size_t chunk_b
     return GPK_SUCCESS;
 }
 
-GPK_API gpk_status gpk_stage_trace(const gpk_context *ctx, gpk_stage_event *events, int64_t capacity,
+GPK_API gpk_status gpk_stage_trace(const gpk_context *handle, gpk_stage_event *events, int64_t capacity,
                                    int64_t *count) {
-    GPK_FORWARD_IF_ERROR(check_handle(ctx));
-    auto *c = const_cast<gpk_context *>(ctx);  // only its error text changes
+    ContextRef ref;
+    GPK_FORWARD_IF_ERROR(acquire(handle, &ref));
+    gpk_context *ctx = ref.get();
+    gpk_context *c = ctx;
     GPK_RETURN_ERROR_IF(count == nullptr, c, GPK_ERROR_INVALID_ARGUMENT, "count is NULL");
     GPK_RETURN_ERROR_IF(capacity < 0, c, GPK_ERROR_INVALID_ARGUMENT, "capacity (%" PRId64 ") must be >= 0", capacity);
     GPK_RETURN_ERROR_IF(events == nullptr && capacity > 0, c, GPK_ERROR_INVALID_ARGUMENT,
@@ -251,10 +273,12 @@ GPK_API gpk_status gpk_stage_trace(const gpk_context *ctx, gpk_stage_event *even
     });
 }
 
-GPK_API gpk_status gpk_gemm(gpk_context *ctx, int dtype, int layout, int transa, int transb, int64_t m, int64_t n,
+GPK_API gpk_status gpk_gemm(gpk_context *handle, int dtype, int layout, int transa, int transb, int64_t m, int64_t n,
                             int64_t k, double alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
                             double beta, void *C, int64_t ldc) {
-    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+    ContextRef ref;
+    GPK_FORWARD_IF_ERROR(acquire(handle, &ref));
+    gpk_context *ctx = ref.get();
     return guarded(ctx, [&]() -> gpk_status {
         GPK_FORWARD_IF_ERROR(check_gemm(ctx, dtype, layout, transa, transb, m, n, k, A, lda, B, ldb, C, ldc));
         GPK_FORWARD_IF_ERROR(check_variant_dtype(*ctx, GPK_OP_GEMM, dtype));
@@ -268,17 +292,21 @@ GPK_API gpk_status gpk_gemm(gpk_context *ctx, int dtype, int layout, int transa,
     });
 }
 
-GPK_API gpk_status gpk_reduce(gpk_context *ctx, int dtype, int op, const void *x, int64_t n, void *result) {
-    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+GPK_API gpk_status gpk_reduce(gpk_context *handle, int dtype, int op, const void *x, int64_t n, void *result) {
+    ContextRef ref;
+    GPK_FORWARD_IF_ERROR(acquire(handle, &ref));
+    gpk_context *ctx = ref.get();
     return guarded(ctx, [&]() -> gpk_status {
         GPK_FORWARD_IF_ERROR(check_reduce(ctx, dtype, op, x, n, result));
         return run_reduce(*ctx, ReduceArgs{dtype, op, x, n, result});
     });
 }
 
-GPK_API gpk_status gpk_transpose(gpk_context *ctx, int dtype, int layout, int64_t rows, int64_t cols, const void *A,
+GPK_API gpk_status gpk_transpose(gpk_context *handle, int dtype, int layout, int64_t rows, int64_t cols, const void *A,
                                  int64_t lda, void *B, int64_t ldb) {
-    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+    ContextRef ref;
+    GPK_FORWARD_IF_ERROR(acquire(handle, &ref));
+    gpk_context *ctx = ref.get();
     return guarded(ctx, [&]() -> gpk_status {
         GPK_FORWARD_IF_ERROR(check_transpose(ctx, dtype, layout, rows, cols, A, lda, B, ldb));
         GPK_FORWARD_IF_ERROR(check_variant_dtype(*ctx, GPK_OP_TRANSPOSE, dtype));
@@ -290,27 +318,38 @@ GPK_API gpk_status gpk_transpose(gpk_context *ctx, int dtype, int layout, int64_
     });
 }
 
-GPK_API gpk_status gpk_pi(gpk_context *ctx, uint64_t samples, uint64_t seed, gpk_pi_result *result) {
-    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+GPK_API gpk_status gpk_pi(gpk_context *handle, uint64_t samples, uint64_t seed, gpk_pi_result *result) {
+    ContextRef ref;
+    GPK_FORWARD_IF_ERROR(acquire(handle, &ref));
+    gpk_context *ctx = ref.get();
     return guarded(ctx, [&]() -> gpk_status {
         GPK_FORWARD_IF_ERROR(check_pi(ctx, samples, result));
         uint64_t hits = 0;
-        GPK_FORWARD_IF_ERROR(run_pi(*ctx, PiArgs{0, samples, seed, &hits}));
+        // GPK_ERROR_VALIDATION still writes the variant's result (the header's one
+        // exception to "a failed call writes nothing").
+        const gpk_status verdict = run_pi(*ctx, PiArgs{0, samples, seed, &hits});
+        if (verdict != GPK_SUCCESS && verdict != GPK_ERROR_VALIDATION) return verdict;
         const gpk_pi_result r = pi_result(samples, hits);
-        return write_result(*ctx, result, &r, sizeof r, "result");
+        GPK_FORWARD_IF_ERROR(write_result(*ctx, result, &r, sizeof r, "result"));
+        return verdict;
     });
 }
 
-GPK_API gpk_status gpk_pi_range(gpk_context *ctx, uint64_t first_sample, uint64_t count, uint64_t seed,
+GPK_API gpk_status gpk_pi_range(gpk_context *handle, uint64_t first_sample, uint64_t count, uint64_t seed,
                                 gpk_pi_result *result) {
-    GPK_FORWARD_IF_ERROR(check_handle(ctx));
+    ContextRef ref;
+    GPK_FORWARD_IF_ERROR(acquire(handle, &ref));
+    gpk_context *ctx = ref.get();
     return guarded(ctx, [&]() -> gpk_status {
         GPK_FORWARD_IF_ERROR(check_pi_range(ctx, first_sample, count, result));
         uint64_t hits = 0;
-        // An empty range (a rank left without samples) launches nothing.
-        if (count > 0) GPK_FORWARD_IF_ERROR(run_pi(*ctx, PiArgs{first_sample, count, seed, &hits}));
+        // An empty range (a rank left without samples) launches nothing. As in gpk_pi,
+        // GPK_ERROR_VALIDATION writes the variant's result.
+        const gpk_status verdict = count > 0 ? run_pi(*ctx, PiArgs{first_sample, count, seed, &hits}) : GPK_SUCCESS;
+        if (verdict != GPK_SUCCESS && verdict != GPK_ERROR_VALIDATION) return verdict;
         const gpk_pi_result r = pi_result(count, hits);
-        return write_result(*ctx, result, &r, sizeof r, "result");
+        GPK_FORWARD_IF_ERROR(write_result(*ctx, result, &r, sizeof r, "result"));
+        return verdict;
     });
 }
 

@@ -4,8 +4,13 @@
 #include "ops.hpp"
 #include "status.hpp"
 
+#include "cuda/resources.hpp"
+
 #include <cinttypes>
 #include <cstdint>
+#include <mutex>
+#include <new>
+#include <unordered_map>
 
 namespace gpk {
 namespace {
@@ -64,19 +69,115 @@ gpk_status check_pointer(gpk_context *ctx, const char *name, const void *p, bool
     return GPK_SUCCESS;
 }
 
+// The bytes of a matrix: check_bytes has made sure they fit in int64.
+uintptr_t extent(const Storage &s, size_t elem) { return static_cast<uintptr_t>(s.span()) * elem; }
+
+// An array whose last byte lies past the end of the address space is no memory at all;
+// computing its end would wrap, so the question is asked without computing it.
+gpk_status check_extent(gpk_context *ctx, const char *name, const void *p, const Storage &s, size_t elem) {
+    const auto lo = reinterpret_cast<uintptr_t>(p);
+    const uintptr_t bytes = extent(s, elem);
+    GPK_RETURN_ERROR_IF(bytes > 0 && bytes - 1 > UINTPTR_MAX - lo, ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "%s (%p) with %" PRIuPTR " bytes runs past the end of the address space", name, p, bytes);
+    return GPK_SUCCESS;
+}
+
+// Whether [a, a + bytes_a) and [b, b + bytes_b) share a byte. Only differences of
+// addresses are formed, never an end address, so that arrays reaching the top of the
+// address space cannot wrap around and hide an overlap.
 bool overlap(const void *a, const Storage &sa, const void *b, const Storage &sb, size_t elem) {
     const auto lo_a = reinterpret_cast<uintptr_t>(a), lo_b = reinterpret_cast<uintptr_t>(b);
-    const uintptr_t hi_a = lo_a + static_cast<uintptr_t>(sa.span()) * elem;
-    const uintptr_t hi_b = lo_b + static_cast<uintptr_t>(sb.span()) * elem;
-    return sa.span() > 0 && sb.span() > 0 && lo_a < hi_b && lo_b < hi_a;
+    const uintptr_t bytes_a = extent(sa, elem), bytes_b = extent(sb, elem);
+    if (bytes_a == 0 || bytes_b == 0) return false;
+    return lo_a <= lo_b ? lo_b - lo_a < bytes_a : lo_a - lo_b < bytes_b;
 }
+
+// ---- the registry of live contexts ---------------------------------------------------
+
+// Serial n is handed out as n * kScramble (mod 2^64): odd, so the map is a bijection
+// and two serials never share a handle; serial 0 (handle NULL) is never used.
+constexpr uint64_t kScramble = 0x9E3779B97F4A7C15ull;
+static_assert(sizeof(uintptr_t) == sizeof(uint64_t), "handles are 64-bit serial numbers");
+
+// Destroys a context when its last reference goes: waits for its work and frees what
+// it owns, as gpk_destroy promises.
+struct Teardown {
+    void operator()(gpk_context *ctx) const noexcept {
+        cuda::destroy(*ctx);
+        delete ctx;
+    }
+};
+
+struct Registry {
+    std::mutex mutex;
+    uint64_t last_serial = 0;
+    std::unordered_map<uintptr_t, ContextRef> live;
+};
+
+// Never destroyed: contexts a program leaves alive at exit must not be torn down
+// after the CUDA runtime has gone (static destructors run in no useful order).
+Registry &registry() {
+    static Registry *r = new Registry;
+    return *r;
+}
+
 
 }  // namespace
 
-gpk_status check_handle(const gpk_context *ctx) {
-    GPK_RETURN_ERROR_IF(ctx == nullptr, nullptr, GPK_ERROR_INVALID_HANDLE, "ctx is NULL");
-    GPK_RETURN_ERROR_IF(ctx->magic != gpk_context::kMagic, nullptr, GPK_ERROR_INVALID_HANDLE,
-                        "ctx is not a live gpk_context (destroyed or never created)");
+gpk_status register_context(gpk_context *ctx, gpk_context **handle) {
+    ContextRef owned;
+    try {
+        owned = ContextRef(ctx, Teardown{});  // on bad_alloc, Teardown frees ctx
+        Registry &r = registry();
+        std::lock_guard<std::mutex> lock(r.mutex);
+        const auto value = static_cast<uintptr_t>(++r.last_serial * kScramble);
+        r.live.emplace(value, std::move(owned));
+        *handle = reinterpret_cast<gpk_context *>(value);
+    } catch (const std::bad_alloc &) {
+        return fail(nullptr, GPK_ERROR_OUT_OF_MEMORY, "out of host memory for the registry of contexts");
+    } catch (...) {
+        return fail(nullptr, GPK_ERROR_INTERNAL, "internal error: the registry of contexts is unusable");
+    }
+    return GPK_SUCCESS;
+}
+
+ContextRef lookup(const gpk_context *handle) noexcept {
+    if (handle == nullptr) return nullptr;
+    try {
+        Registry &r = registry();
+        std::lock_guard<std::mutex> lock(r.mutex);
+        const auto it = r.live.find(reinterpret_cast<uintptr_t>(handle));
+        return it == r.live.end() ? nullptr : it->second;
+    } catch (...) {
+        return nullptr;  // std::mutex::lock failing: no context rather than a crash
+    }
+}
+
+gpk_status acquire(const gpk_context *handle, ContextRef *ctx) {
+    GPK_RETURN_ERROR_IF(handle == nullptr, nullptr, GPK_ERROR_INVALID_HANDLE, "ctx is NULL");
+    *ctx = lookup(handle);
+    GPK_RETURN_ERROR_IF(*ctx == nullptr, nullptr, GPK_ERROR_INVALID_HANDLE,
+                        "ctx (%p) is not a live gpk_context (destroyed or never created)",
+                        static_cast<const void *>(handle));
+    return GPK_SUCCESS;
+}
+
+gpk_status retire(gpk_context *handle, ContextRef *ctx) {
+    GPK_RETURN_ERROR_IF(handle == nullptr, nullptr, GPK_ERROR_INVALID_HANDLE, "ctx is NULL");
+    try {
+        Registry &r = registry();
+        std::lock_guard<std::mutex> lock(r.mutex);
+        const auto it = r.live.find(reinterpret_cast<uintptr_t>(handle));
+        if (it != r.live.end()) {
+            *ctx = std::move(it->second);
+            r.live.erase(it);
+        }
+    } catch (...) {
+        return fail(nullptr, GPK_ERROR_INTERNAL, "internal error: the registry of contexts is unusable");
+    }
+    GPK_RETURN_ERROR_IF(*ctx == nullptr, nullptr, GPK_ERROR_INVALID_HANDLE,
+                        "ctx (%p) is not a live gpk_context (destroyed or never created)",
+                        static_cast<const void *>(handle));
     return GPK_SUCCESS;
 }
 
@@ -113,8 +214,13 @@ gpk_status check_gemm(gpk_context *ctx, int dtype, int layout, int transa, int t
     GPK_FORWARD_IF_ERROR(check_pointer(ctx, "A", A, ab_used));
     GPK_FORWARD_IF_ERROR(check_pointer(ctx, "B", B, ab_used));
     GPK_FORWARD_IF_ERROR(check_pointer(ctx, "C", C, c_used));
+    const size_t elem = dtype_size(dtype);
     if (ab_used) {
-        const size_t elem = dtype_size(dtype);
+        GPK_FORWARD_IF_ERROR(check_extent(ctx, "A", A, sa, elem));
+        GPK_FORWARD_IF_ERROR(check_extent(ctx, "B", B, sb, elem));
+    }
+    if (c_used) GPK_FORWARD_IF_ERROR(check_extent(ctx, "C", C, sc, elem));
+    if (ab_used) {
         GPK_RETURN_ERROR_IF(overlap(A, sa, C, sc, elem), ctx, GPK_ERROR_INVALID_ARGUMENT,
                             "C overlaps A: the output must not alias an input");
         GPK_RETURN_ERROR_IF(overlap(B, sb, C, sc, elem), ctx, GPK_ERROR_INVALID_ARGUMENT,
@@ -133,6 +239,7 @@ gpk_status check_reduce(gpk_context *ctx, int dtype, int op, const void *x, int6
                         op == GPK_MIN ? "MIN" : "MAX", op == GPK_MIN ? "minimum" : "maximum");
     GPK_FORWARD_IF_ERROR(check_bytes(ctx, "x", Storage{n, 1, n}, dtype));
     GPK_FORWARD_IF_ERROR(check_pointer(ctx, "x", x, n > 0));
+    if (n > 0) GPK_FORWARD_IF_ERROR(check_extent(ctx, "x", x, Storage{n, 1, n}, dtype_size(dtype)));
     GPK_RETURN_ERROR_IF(result == nullptr, ctx, GPK_ERROR_INVALID_ARGUMENT, "result is NULL");
     return GPK_SUCCESS;
 }
@@ -153,6 +260,10 @@ gpk_status check_transpose(gpk_context *ctx, int dtype, int layout, int64_t rows
     const bool used = rows > 0 && cols > 0;
     GPK_FORWARD_IF_ERROR(check_pointer(ctx, "A", A, used));
     GPK_FORWARD_IF_ERROR(check_pointer(ctx, "B", B, used));
+    if (used) {
+        GPK_FORWARD_IF_ERROR(check_extent(ctx, "A", A, sa, dtype_size(dtype)));
+        GPK_FORWARD_IF_ERROR(check_extent(ctx, "B", B, sb, dtype_size(dtype)));
+    }
     GPK_RETURN_ERROR_IF(used && overlap(A, sa, B, sb, dtype_size(dtype)), ctx, GPK_ERROR_INVALID_ARGUMENT,
                         "B overlaps A: gpk_transpose is out of place");
     return GPK_SUCCESS;

@@ -27,10 +27,9 @@ struct StagingSettings {
 };
 }  // namespace gpk
 
+// The context itself. Callers never see its address: they hold a handle that the
+// registry of live contexts (checks.hpp) maps to it.
 struct gpk_context {
-    static constexpr uint32_t kMagic = 0x67706b63u;  // "gpkc"; cleared by gpk_destroy
-
-    uint32_t magic = kMagic;
     int backend = GPK_BACKEND_HOST;  // resolved: CUDA or HOST
     int device = 0;
     void *stream = nullptr;  // cudaStream_t; null is the default stream

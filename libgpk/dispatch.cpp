@@ -8,6 +8,7 @@
 #include "cuda/pipeline.hpp"
 #include "cuda/resources.hpp"
 #include "registry.hpp"
+#include "scalars.hpp"
 #include "status.hpp"
 
 #include <algorithm>
@@ -161,16 +162,26 @@ gpk_status copy_bytes(gpk_context &ctx, void *dst, const void *src, size_t bytes
 
 gpk_status sync(gpk_context &ctx) { return cuda::check(ctx, cudaStreamSynchronize(cuda::stream(ctx)), "cudaStreamSynchronize"); }
 
-template <class T>
-gpk_status fetch(gpk_context &ctx, std::vector<T> *out, const void *src, int64_t ld, int64_t inner, int64_t outer) {
+// Host memory for a validation's comparison. It is taken before the variant runs, so
+// that running out of it cannot come after an output was written.
+gpk_status reserve(gpk_context &ctx, std::vector<unsigned char> *space, size_t bytes) {
     try {
-        out->resize(static_cast<size_t>(inner * outer));
+        space->resize(bytes);
     } catch (const std::bad_alloc &) {
-        return fail(&ctx, GPK_ERROR_OUT_OF_MEMORY, "out of host memory for the validation copy");
+        return fail(&ctx, GPK_ERROR_OUT_OF_MEMORY, "out of host memory for the validation copy (%zu bytes)", bytes);
     }
-    GPK_FORWARD_IF_ERROR(copy_matrix(ctx, out->data(), inner, src, ld, inner, outer, sizeof(T), cudaMemcpyDefault));
+    return GPK_SUCCESS;
+}
+
+template <class T>
+gpk_status fetch(gpk_context &ctx, T *out, const void *src, int64_t ld, int64_t inner, int64_t outer) {
+    GPK_FORWARD_IF_ERROR(copy_matrix(ctx, out, inner, src, ld, inner, outer, sizeof(T), cudaMemcpyDefault));
     return sync(ctx);
 }
+
+// A validation's verdict lets the call go on: GPK_ERROR_VALIDATION still delivers the
+// variant's result to the outputs (it is what was checked), as the header promises.
+bool stops(gpk_status verdict) { return verdict != GPK_SUCCESS && verdict != GPK_ERROR_VALIDATION; }
 
 // ---- gemm -------------------------------------------------------------------------
 
@@ -203,15 +214,17 @@ double gemm_tolerance(const gpk_context &ctx, const GemmArgs &a) {
     }
 }
 
+// `space`: 2 m n elements, reserved before the variant ran.
 template <class T>
 gpk_status compare_gemm(gpk_context &ctx, const GemmArgs &a, const void *ref, const char *variant,
-                        const char *checker) {
-    std::vector<T> got, want;
-    GPK_FORWARD_IF_ERROR(fetch(ctx, &got, a.C, a.ldc, a.m, a.n));
-    GPK_FORWARD_IF_ERROR(fetch(ctx, &want, ref, a.m, a.m, a.n));
+                        const char *checker, std::vector<unsigned char> &space) {
+    const size_t count = static_cast<size_t>(a.m * a.n);
+    T *got = reinterpret_cast<T *>(space.data()), *want = got + count;
+    GPK_FORWARD_IF_ERROR(fetch(ctx, got, a.C, a.ldc, a.m, a.n));
+    GPK_FORWARD_IF_ERROR(fetch(ctx, want, ref, a.m, a.m, a.n));
     double scale = 0, worst = 0;
     size_t at = 0;
-    for (size_t i = 0; i < got.size(); ++i) {
+    for (size_t i = 0; i < count; ++i) {
         const double g = as_double(got[i]), w = as_double(want[i]);
         if (std::isnan(g) != std::isnan(w)) {
             worst = std::numeric_limits<double>::infinity();
@@ -231,19 +244,18 @@ gpk_status compare_gemm(gpk_context &ctx, const GemmArgs &a, const void *ref, co
 }
 
 gpk_status compare_gemm_any(gpk_context &ctx, const GemmArgs &a, const void *ref, const char *variant,
-                            const char *checker) {
+                            const char *checker, std::vector<unsigned char> &space) {
     switch (a.dtype) {
-        case GPK_F32: return compare_gemm<float>(ctx, a, ref, variant, checker);
-        case GPK_F64: return compare_gemm<double>(ctx, a, ref, variant, checker);
-        case GPK_F16: return compare_gemm<F16Bits>(ctx, a, ref, variant, checker);
-        default: return compare_gemm<BF16Bits>(ctx, a, ref, variant, checker);
+        case GPK_F32: return compare_gemm<float>(ctx, a, ref, variant, checker, space);
+        case GPK_F64: return compare_gemm<double>(ctx, a, ref, variant, checker, space);
+        case GPK_F16: return compare_gemm<F16Bits>(ctx, a, ref, variant, checker, space);
+        default: return compare_gemm<BF16Bits>(ctx, a, ref, variant, checker, space);
     }
 }
 
 // The rung that checks rung `index` for a dtype: the vendor's, or, when the vendor's
-// is the one checked, the reference rung if it takes the dtype; -1 when it does not
-// (the 16-bit dtypes), and the host backend's reference checks it instead. Only rungs
-// that take every call of their dtypes check others.
+// is the one checked, the reference rung; -1 when that does not take the dtype (F16
+// and BF16), and the host backend's reference checks it instead.
 int gemm_checker(const Ladder<GemmArgs> &ladder, int index, int dtype) {
     if (index != ladder.vendor) return ladder.vendor;
     return (ladder.rungs[ladder.reference].dtypes & dtype_bit(dtype)) ? ladder.reference : -1;
@@ -266,7 +278,7 @@ gpk_status gemm_on_host(gpk_context &ctx, const GemmArgs &a, void *check) {
     }
     GPK_FORWARD_IF_ERROR(copy_matrix(ctx, A.data(), sa.inner, a.A, a.lda, sa.inner, sa.outer, es, cudaMemcpyDeviceToHost));
     GPK_FORWARD_IF_ERROR(copy_matrix(ctx, B.data(), sb.inner, a.B, a.ldb, sb.inner, sb.outer, es, cudaMemcpyDeviceToHost));
-    if (a.beta != 0.0)
+    if (gemm_reads_c(a))
         GPK_FORWARD_IF_ERROR(copy_matrix(ctx, C.data(), a.m, check, a.m, a.m, a.n, es, cudaMemcpyDeviceToHost));
     GPK_FORWARD_IF_ERROR(sync(ctx));
     GemmArgs h = a;
@@ -285,13 +297,14 @@ gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row
     const Ladder<GemmArgs> &ladder = gemm_ladder(GPK_BACKEND_CUDA);
     const size_t es = dtype_size(user.dtype);
     GemmArgs a = user;
-    // k == 0 or alpha == 0 leaves C = beta * C: A and B are not read (CBLAS), and the
-    // reference rung does exactly that with k = 0, whatever variant was chosen. For the
-    // 16-bit dtypes, which the reference rung does not take, the vendor rung's launcher
-    // does it with a kernel of its own (no cuBLAS call), beta applied in F32.
-    const bool scale_only = a.k == 0 || a.alpha == 0.0;
+    // k == 0 or alpha == 0 (in the dtype: scalars.hpp) leaves C = beta * C: A and B
+    // are not read (CBLAS), and the reference rung does exactly that with k = 0,
+    // whatever variant was chosen. For the 16-bit dtypes, which the reference rung does
+    // not take, the vendor rung's launcher does it with a kernel of its own (no cuBLAS
+    // call), beta applied in F32.
+    const bool scale_only = !gemm_forms_product(a);
     if (scale_only) a.k = 0;
-    const Launcher<GemmArgs> scaler = ladder.rungs[is_16bit(a.dtype) ? ladder.vendor : ladder.reference].run;
+    const Launcher<GemmArgs> scaler = is_16bit(a.dtype) ? ladder.rungs[ladder.vendor].run : ladder.rungs[ladder.reference].run;
 
     const Storage sa{a.transa ? a.k : a.m, a.transa ? a.m : a.k, a.lda};
     const Storage sb{a.transb ? a.n : a.k, a.transb ? a.k : a.n, a.ldb};
@@ -324,7 +337,7 @@ gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row
     }
     if (!dev_c) {
         void *p = arena.take(bytes_c);
-        if (a.beta != 0.0)
+        if (gemm_reads_c(a))
             GPK_FORWARD_IF_ERROR(copy_matrix(ctx, p, a.m, a.C, a.ldc, a.m, a.n, es, cudaMemcpyHostToDevice));
         a.C = p, a.ldc = a.m;
     }
@@ -332,25 +345,29 @@ gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row
     // Validation recomputes into its own buffer from a snapshot of C.
     void *check = nullptr;
     const bool validate = ctx.validation && !scale_only;
+    std::vector<unsigned char> space;
     if (validate) {
+        GPK_FORWARD_IF_ERROR(reserve(ctx, &space, 2 * bytes_c));
         GPK_FORWARD_IF_ERROR(cuda::buffer(ctx, Slot::Check, bytes_c, &check));
-        if (a.beta != 0.0)
+        if (gemm_reads_c(a))
             GPK_FORWARD_IF_ERROR(copy_matrix(ctx, check, a.m, a.C, a.ldc, a.m, a.n, es, cudaMemcpyDeviceToDevice));
     }
 
     GPK_FORWARD_IF_ERROR(scale_only ? scaler(ctx, a) : launcher(ctx, GPK_OP_GEMM, ladder, index)(ctx, a));
 
+    gpk_status verdict = GPK_SUCCESS;
     if (validate) {
         const int ci = gemm_checker(ladder, index, a.dtype);
         GemmArgs c = a;
         c.C = check, c.ldc = a.m;
         GPK_FORWARD_IF_ERROR(ci >= 0 ? ladder.rungs[ci].run(ctx, c) : gemm_on_host(ctx, c, check));
         const char *vn = ladder.rungs[index].name, *cn = ci >= 0 ? ladder.rungs[ci].name : "host";
-        GPK_FORWARD_IF_ERROR(compare_gemm_any(ctx, a, check, vn, cn));
+        verdict = compare_gemm_any(ctx, a, check, vn, cn, space);
+        if (stops(verdict)) return verdict;
     }
     if (!dev_c) GPK_FORWARD_IF_ERROR(copy_matrix(ctx, user.C, user.ldc, a.C, a.ldc, a.m, a.n, es, cudaMemcpyDeviceToHost));
     if (!(dev_a && dev_b && dev_c)) GPK_FORWARD_IF_ERROR(sync(ctx));
-    return GPK_SUCCESS;
+    return verdict;
 }
 
 // ---- reduce -----------------------------------------------------------------------
@@ -375,8 +392,10 @@ Value read_value(int dtype, const void *p) {
     return v;
 }
 
+// `space`: n elements of x when a floating-point SUM may need its tolerance, reserved
+// before the variant ran (reduce_space).
 gpk_status compare_reduce(gpk_context &ctx, const ReduceArgs &a, const void *ref, const char *variant,
-                          const char *checker) {
+                          const char *checker, std::vector<unsigned char> &space) {
     unsigned char got_raw[8], want_raw[8];
     const size_t rs = reduce_result_size(a.dtype);
     GPK_FORWARD_IF_ERROR(copy_bytes(ctx, got_raw, a.result, rs, cudaMemcpyDeviceToHost));
@@ -393,12 +412,7 @@ gpk_status compare_reduce(gpk_context &ctx, const ReduceArgs &a, const void *ref
     if (!same && a.op == GPK_SUM && std::isfinite(got.f) && std::isfinite(want.f)) {
         // Two summation trees each err by at most ~eps * depth * sum |x|.
         const size_t es = dtype_size(a.dtype);
-        std::vector<unsigned char> x;
-        try {
-            x.resize(static_cast<size_t>(a.n) * es);
-        } catch (const std::bad_alloc &) {
-            return fail(&ctx, GPK_ERROR_OUT_OF_MEMORY, "out of host memory for the validation copy");
-        }
+        std::vector<unsigned char> &x = space;
         GPK_FORWARD_IF_ERROR(copy_bytes(ctx, x.data(), a.x, x.size(), cudaMemcpyDeviceToHost));
         GPK_FORWARD_IF_ERROR(sync(ctx));
         double abs_sum = 0;
@@ -440,30 +454,41 @@ gpk_status reduce_cuda(gpk_context &ctx, const ReduceArgs &user, int index) {
     }
     if (!dev_r) a.result = arena.take(rs);
 
+    // Everything validation needs is taken before the variant runs (see reserve).
+    ReduceArgs c = a;
+    std::vector<unsigned char> space;
+    if (ctx.validation) {
+        GPK_FORWARD_IF_ERROR(cuda::buffer(ctx, Slot::Check, rs, &c.result));
+        const bool float_sum = a.op == GPK_SUM && (a.dtype == GPK_F32 || a.dtype == GPK_F64);
+        if (float_sum) GPK_FORWARD_IF_ERROR(reserve(ctx, &space, static_cast<size_t>(a.n) * es));
+    }
+
     GPK_FORWARD_IF_ERROR(run(ctx, a));
 
+    gpk_status verdict = GPK_SUCCESS;
     if (ctx.validation) {
         const int ci = checker_of(ladder, index);
-        ReduceArgs c = a;
-        GPK_FORWARD_IF_ERROR(cuda::buffer(ctx, Slot::Check, rs, &c.result));
         GPK_FORWARD_IF_ERROR(ladder.rungs[ci].run(ctx, c));
-        GPK_FORWARD_IF_ERROR(compare_reduce(ctx, a, c.result, ladder.rungs[index].name, ladder.rungs[ci].name));
+        verdict = compare_reduce(ctx, a, c.result, ladder.rungs[index].name, ladder.rungs[ci].name, space);
+        if (stops(verdict)) return verdict;
     }
     if (!dev_r) {
         GPK_FORWARD_IF_ERROR(copy_bytes(ctx, user.result, a.result, rs, cudaMemcpyDeviceToHost));
         GPK_FORWARD_IF_ERROR(sync(ctx));
     }
-    return GPK_SUCCESS;
+    return verdict;
 }
 
 // ---- transpose --------------------------------------------------------------------
 
 // Transposition is exact, so validation checks every element of B against A.
+// `space`: 2 rows cols elements, reserved before the variant ran.
 template <class T>
-gpk_status compare_transpose(gpk_context &ctx, const TransposeArgs &a, const char *variant) {
-    std::vector<T> A, B;
-    GPK_FORWARD_IF_ERROR(fetch(ctx, &A, a.A, a.lda, a.rows, a.cols));
-    GPK_FORWARD_IF_ERROR(fetch(ctx, &B, a.B, a.ldb, a.cols, a.rows));
+gpk_status compare_transpose(gpk_context &ctx, const TransposeArgs &a, const char *variant,
+                             std::vector<unsigned char> &space) {
+    T *A = reinterpret_cast<T *>(space.data()), *B = A + static_cast<size_t>(a.rows * a.cols);
+    GPK_FORWARD_IF_ERROR(fetch(ctx, A, a.A, a.lda, a.rows, a.cols));
+    GPK_FORWARD_IF_ERROR(fetch(ctx, B, a.B, a.ldb, a.cols, a.rows));
     for (int64_t i = 0; i < a.rows; ++i)
         for (int64_t j = 0; j < a.cols; ++j)
             GPK_RETURN_ERROR_IF(B[j + i * a.cols] != A[i + j * a.rows], &ctx, GPK_ERROR_VALIDATION,
@@ -491,20 +516,24 @@ gpk_status transpose_cuda(gpk_context &ctx, const TransposeArgs &user, int index
         a.A = p, a.lda = a.rows;
     }
     if (!dev_b) a.B = arena.take(bytes), a.ldb = a.cols;
+    std::vector<unsigned char> space;
+    if (ctx.validation) GPK_FORWARD_IF_ERROR(reserve(ctx, &space, 2 * bytes));
 
     GPK_FORWARD_IF_ERROR(run(ctx, a));
 
+    gpk_status verdict = GPK_SUCCESS;
     if (ctx.validation) {
         const char *name = ladder.rungs[index].name;
-        GPK_FORWARD_IF_ERROR(es == 2   ? compare_transpose<uint16_t>(ctx, a, name)
-                             : es == 4 ? compare_transpose<uint32_t>(ctx, a, name)
-                                       : compare_transpose<uint64_t>(ctx, a, name));
+        verdict = es == 2   ? compare_transpose<uint16_t>(ctx, a, name, space)
+                  : es == 4 ? compare_transpose<uint32_t>(ctx, a, name, space)
+                            : compare_transpose<uint64_t>(ctx, a, name, space);
+        if (stops(verdict)) return verdict;
     }
     if (!dev_b) {
         GPK_FORWARD_IF_ERROR(copy_matrix(ctx, user.B, user.ldb, a.B, a.ldb, a.cols, a.rows, es, cudaMemcpyDeviceToHost));
         GPK_FORWARD_IF_ERROR(sync(ctx));
     }
-    return GPK_SUCCESS;
+    return verdict;
 }
 
 // ---- pi ---------------------------------------------------------------------------

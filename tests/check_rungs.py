@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 OPS = ["gemm", "reduce", "transpose", "pi"]
-DTYPES = {"float", "half", "float_half", "f32_half", "words", "all", "f32", "f64"}
+DTYPES = {"float", "floats", "words", "all", "half", "f32_half", "f32", "f64"}
 TAKES = {"any", "checked"}
 RUNG = re.compile(r"^GPK_RUNG\((.*)\)\s*$")
 ROLE = re.compile(r"^GPK_(VENDOR|REFERENCE|AUTO)\(\s*(\w+)\s*\)\s*$")

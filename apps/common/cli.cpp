@@ -194,17 +194,16 @@ const char *backend_name(int backend) {
 
 // The dtypes' names on the command line, indexed by their GPK_* values.
 constexpr const char *kDtypeNames[] = {"f32", "f64", "i32", "i64", "f16", "bf16"};
-constexpr int kDtypeCount = 6;
 static_assert(GPK_F32 == 0 && GPK_F64 == 1 && GPK_I32 == 2 && GPK_I64 == 3 && GPK_F16 == 4 && GPK_BF16 == 5,
               "kDtypeNames is indexed by dtype");
 
 int parse_dtype(const std::string &text) {
-    for (int d = 0; d < kDtypeCount; ++d)
+    for (int d = 0; d < 6; ++d)
         if (text == kDtypeNames[d]) return d;
     return -1;
 }
 
-const char *dtype_name(int dtype) { return dtype >= 0 && dtype < kDtypeCount ? kDtypeNames[dtype] : "-"; }
+const char *dtype_name(int dtype) { return dtype >= 0 && dtype < 6 ? kDtypeNames[dtype] : "-"; }
 
 size_t dtype_bytes(int dtype) {
     if (dtype == GPK_F16 || dtype == GPK_BF16) return 2;

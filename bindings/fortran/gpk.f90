@@ -27,11 +27,14 @@
 !>
 !> The C API's uint64_t arguments (gpk_pi's samples and seed, gpk_pi_range's
 !> first_sample and count, and the fields of gpk_pi_result and gpk_stage_event) are
-!> integer(c_int64_t) here: the same bits, read as signed.
+!> integer(c_int64_t) here: the same bits, read as signed. The array forms' default
+!> integers are counts and indices, so a negative samples, first_sample or count is
+!> GPK_ERROR_INVALID_ARGUMENT there (naming it in errmsg) instead of a huge unsigned
+!> value; a negative seed is a seed like any other.
 module gpk
   use, intrinsic :: iso_c_binding
   implicit none
-  private :: c_string, report, fail, gemm_sizes, transpose_any, strlen
+  private :: c_string, report, fail, negative, gemm_sizes, transpose_any, strlen
 
   ! ---------------------------------------------------------------- constants --
 
@@ -749,13 +752,29 @@ contains
 
   ! --------------------------------------------------------------------- pi ---
 
+  !> A negative default integer where a count or an index is meant: INVALID_ARGUMENT
+  !> naming the argument, before any C call (passed on, it would read as 2^64 - |value|).
+  function negative(call, name, value, errmsg) result(status)
+    character(len=*), intent(in) :: call, name
+    integer, intent(in) :: value
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    character(len=160) :: message
+    write (message, '(a,a,a,a,i0,a)') call, ': ', name, ' (', value, ') must be >= 0'
+    status = fail(trim(message), errmsg)
+  end function negative
+
   !> gpk_pi with default-kind integer samples and seed.
   function gpk_pi_int(ctx, samples, seed, res, errmsg) result(status)
     type(c_ptr), intent(in) :: ctx
     integer, intent(in) :: samples, seed
-    type(gpk_pi_result), intent(out) :: res
+    type(gpk_pi_result), intent(inout) :: res
     character(len=*), intent(inout), optional :: errmsg
     integer(c_int) :: status
+    if (samples < 0) then
+      status = negative('gpk_pi', 'samples', samples, errmsg)
+      return
+    end if
     status = gpk_pi_c(ctx, int(samples, c_int64_t), int(seed, c_int64_t), res)
     call report(ctx, status, errmsg)
   end function gpk_pi_int
@@ -764,9 +783,17 @@ contains
   function gpk_pi_range_int(ctx, first_sample, count, seed, res, errmsg) result(status)
     type(c_ptr), intent(in) :: ctx
     integer, intent(in) :: first_sample, count, seed
-    type(gpk_pi_result), intent(out) :: res
+    type(gpk_pi_result), intent(inout) :: res
     character(len=*), intent(inout), optional :: errmsg
     integer(c_int) :: status
+    if (first_sample < 0) then
+      status = negative('gpk_pi_range', 'first_sample', first_sample, errmsg)
+      return
+    end if
+    if (count < 0) then
+      status = negative('gpk_pi_range', 'count', count, errmsg)
+      return
+    end if
     status = gpk_pi_range_c(ctx, int(first_sample, c_int64_t), int(count, c_int64_t), int(seed, c_int64_t), res)
     call report(ctx, status, errmsg)
   end function gpk_pi_range_int

@@ -41,7 +41,10 @@ extern "C" {
 /*! gpk_context : an opaque handle holding the backend, the device, the CUDA
  *  stream, a reusable device workspace, vendor library handles (created on
  *  first use), the chosen variant of each op and the last error message.
- *  Contexts are independent; one context must be used by one thread at a time. */
+ *  Contexts are independent; one context must be used by one thread at a time.
+ *  The pointer is a handle, not the context's address: a handle is never handed
+ *  out twice, so once destroyed it stays invalid (GPK_ERROR_INVALID_HANDLE) in
+ *  every thread, whatever contexts are created later. */
 typedef struct gpk_context gpk_context;
 
 /*! gpk_status : every function that can fail returns one of these. */
@@ -132,7 +135,10 @@ GPK_API gpk_status gpk_create(gpk_context **ctx, int backend, int device);
 /*! gpk_destroy() :
  *  Waits for the context's pending work, then frees it and everything it owns
  *  (workspace, staging buffers, vendor handles). The user's stream is not
- *  destroyed. ctx == NULL is a no-op that succeeds. */
+ *  destroyed. ctx == NULL is a no-op that succeeds.
+ *  @return : GPK_SUCCESS; GPK_ERROR_INVALID_HANDLE for a handle that is not a
+ *            live context (destroyed already, or never created): nothing is
+ *            freed then. */
 GPK_API gpk_status gpk_destroy(gpk_context *ctx);
 
 /*! gpk_get_backend() :
@@ -192,8 +198,10 @@ GPK_API gpk_status gpk_set_variant(gpk_context *ctx, int op, const char *name);
  *  enabled != 0: every later call on the CUDA backend is recomputed with the
  *  vendor library (cuBLAS, CUB, cuRAND) and, if the two results differ beyond
  *  the tolerance of the dtype and size, returns GPK_ERROR_VALIDATION with the
- *  largest difference found in gpk_last_error(). The output keeps the
- *  variant's result. Validation makes every call synchronous. Sticky.
+ *  largest difference found in gpk_last_error(). GPK_ERROR_VALIDATION is the
+ *  one error after which the outputs are written: they hold the variant's
+ *  result (what was checked), in host and in device memory alike.
+ *  Validation makes every call synchronous. Sticky.
  *  When the variant in use is the vendor's own, gemm and reduce are checked
  *  against the first libgpk rung that takes the dtype instead (for a gemm dtype
  *  no rung of libgpk computes, against the host backend's result). The gemm
@@ -264,10 +272,10 @@ GPK_API gpk_status gpk_get_math_mode(const gpk_context *ctx, int *mode);
  * result is the same from run to run. MIN, MAX and integer results are exact.
  * In validation mode (gpk_set_validation) host arrays are staged whole, without
  * the pipeline, and such calls leave no trace (gpk_stage_trace).
- * Every buffer a call needs is allocated before its first copy, so argument
- * errors and GPK_ERROR_OUT_OF_MEMORY leave the outputs as they were; a CUDA
- * failure in the middle of a call (GPK_ERROR_CUDA) may leave some chunks of the
- * output written. After any failure the context is ready for the next call.
+ * Every buffer a call needs is allocated before its first copy, so that
+ * GPK_ERROR_OUT_OF_MEMORY, like every error found before the work starts, leaves
+ * the outputs as they were (see "What a failed call leaves behind" below). After
+ * any failure the context is ready for the next call.
  */
 
 /*! gpk_set_staging() :
@@ -337,7 +345,20 @@ GPK_API gpk_status gpk_stage_trace(const gpk_context *ctx, gpk_stage_event *even
  *    result is in its final place (synchronous).
  *  - Host backend: arrays must be host-accessible (host or managed memory);
  *    device memory is GPK_ERROR_INVALID_ARGUMENT. Synchronous.
- * On any error nothing is written to the outputs.
+ * An array whose bytes would run past the end of the address space is
+ * GPK_ERROR_INVALID_ARGUMENT (and is never touched).
+ *
+ * What a failed call leaves behind, in host and in device memory alike:
+ *  - every error but those of the next two points -- argument errors,
+ *    GPK_ERROR_NOT_SUPPORTED and GPK_ERROR_OUT_OF_MEMORY (host or device) among
+ *    them -- is found before anything is written: the outputs are as they were;
+ *  - GPK_ERROR_VALIDATION (validation mode only): the outputs hold the
+ *    variant's result, the one that failed the check (see gpk_set_validation);
+ *  - GPK_ERROR_CUDA, GPK_ERROR_CUBLAS and GPK_ERROR_CURAND report a failure of
+ *    the work itself, which may have stopped part way: the outputs may be
+ *    partly written (for asynchronous calls such errors may surface only at
+ *    gpk_synchronize()).
+ * Inputs are never written.
  */
 
 /*! gpk_gemm() :
@@ -356,9 +377,10 @@ GPK_API gpk_status gpk_stage_trace(const gpk_context *ctx, gpk_stage_event *even
  *  k : m), ldb >= max(1, transb ? n : k), ldc >= max(1, m); with row-major,
  *  lda >= max(1, transa ? m : k), ldb >= max(1, transb ? k : n),
  *  ldc >= max(1, n).
- *  beta == 0 (after its conversion): C is only written, never read (NaN or Inf
- *  in C does not leak).
- *  m == 0 or n == 0: quick return. k == 0 (or alpha == 0): C = beta * C.
+ *  Zero tests are on the converted values (in F32, 1e-300 is 0):
+ *  beta == 0: C is only written, never read (NaN or Inf in C does not leak).
+ *  m == 0 or n == 0: quick return. k == 0 (or alpha == 0): C = beta * C, and
+ *  A and B are not read (NaN in them does not leak).
  *  A and B may be NULL only when they are not read (m, n or k is 0); C may be
  *  NULL only when m or n is 0. C must not overlap A or B.
  *  @return : GPK_SUCCESS; GPK_ERROR_INVALID_HANDLE; GPK_ERROR_INVALID_ARGUMENT

@@ -48,8 +48,7 @@ struct Vec16Of<uint64_t> {
     using type = ulonglong2;
 };
 // Eight 2-byte elements: CUDA has no built-in vector of eight halves, so a 16-byte
-// aligned array, which the compiler loads with one 128-bit instruction all the same
-// (it has no .x, so lane() does not apply to it).
+// aligned array, which the compiler loads with one 128-bit instruction all the same.
 template <class H>
 struct alignas(16) Halves8 {
     H h[8];
@@ -62,6 +61,8 @@ template <>
 struct Vec16Of<__nv_bfloat16> {
     using type = Halves8<__nv_bfloat16>;
 };
+template <class V>
+constexpr bool kIsHalves8 = std::is_same_v<V, Halves8<__half>> || std::is_same_v<V, Halves8<__nv_bfloat16>>;
 template <class T>
 struct Vec16 {
     using type = typename Vec16Of<T>::type;

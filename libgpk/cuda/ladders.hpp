@@ -10,9 +10,9 @@
 //   GPK_RUNG(NN, name, launcher, dtypes, takes)
 //       The rung in file cuda/<op>/NN_<name>.cu, NN its place in the ladder (from
 //       00, contiguous), `name` the one gpk_set_variant takes, `launcher` the
-//       function the file defines. dtypes: float (F32, F64), half (F16, BF16),
-//       float_half (both), f32_half (F32, F16, BF16), words (the 4- and 8-byte
-//       dtypes), all (words and half), f32 or f64. takes:
+//       function the file defines. dtypes: float (F32, F64), floats (F32, F64, F16,
+//       BF16), words (the 4- and 8-byte dtypes), all (words, F16, BF16), half (F16,
+//       BF16), f32_half (F32, F16, BF16), f32 or f64. takes:
 //       `any` when the rung runs every call of its dtypes, `checked` when it can
 //       refuse one (alignment, the GPU): the file then also defines
 //       `<launcher>_takes`, which says whether it takes a call and why not, and the
@@ -34,14 +34,14 @@
 #include "../status.hpp"
 
 // The dtype columns of rungs.def, as bit sets of GPK_* dtypes.
+#define GPK_DTYPES_float ((1u << GPK_F32) | (1u << GPK_F64))
+#define GPK_DTYPES_words ((1u << GPK_F32) | (1u << GPK_F64) | (1u << GPK_I32) | (1u << GPK_I64))
+#define GPK_DTYPES_all (GPK_DTYPES_words | (1u << GPK_F16) | (1u << GPK_BF16))
+#define GPK_DTYPES_floats (GPK_DTYPES_float | (1u << GPK_F16) | (1u << GPK_BF16))
 #define GPK_DTYPES_f32 (1u << GPK_F32)
 #define GPK_DTYPES_f64 (1u << GPK_F64)
-#define GPK_DTYPES_float (GPK_DTYPES_f32 | GPK_DTYPES_f64)
 #define GPK_DTYPES_half ((1u << GPK_F16) | (1u << GPK_BF16))
-#define GPK_DTYPES_float_half (GPK_DTYPES_float | GPK_DTYPES_half)
 #define GPK_DTYPES_f32_half (GPK_DTYPES_f32 | GPK_DTYPES_half)
-#define GPK_DTYPES_words (GPK_DTYPES_float | (1u << GPK_I32) | (1u << GPK_I64))
-#define GPK_DTYPES_all (GPK_DTYPES_words | GPK_DTYPES_half)
 
 namespace gpk::cuda {
 

@@ -1,5 +1,6 @@
 // The staging pipeline's plans (planner.hpp). Sizes in, chunk geometry and needs
 // out; the reasons for each rule are in pipeline.cpp's opening comment.
+#include "../scalars.hpp"
 #include "planner.hpp"
 
 #include <algorithm>
@@ -17,11 +18,7 @@ size_t device_bytes(Shape s, size_t es) { return align_up(static_cast<size_t>(de
 // In a pinned slot the lines are packed.
 size_t packed_bytes(Shape s, size_t es) { return align_up(static_cast<size_t>(s.inner * s.outer) * es); }
 
-bool zero_in(int dtype, double value) {
-    // F16 and BF16 apply their scalars in F32, as F32 does.
-    const bool in_f32 = dtype == GPK_F32 || dtype == GPK_F16 || dtype == GPK_BF16;
-    return in_f32 ? static_cast<float>(value) == 0.0f : value == 0.0;
-}
+bool zero_in(int dtype, double value) { return in_dtype(dtype, value) == 0.0; }
 
 size_t device_budget(const StagingSettings &settings, size_t free_bytes, size_t held) {
     if (settings.device_bytes != 0) return settings.device_bytes;

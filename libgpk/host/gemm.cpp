@@ -1,16 +1,20 @@
 // Host gemm: the reference every GPU rung is compared with. Column-major (row-major
-// calls arrive swapped). Each column of C accumulates in double, so the F32 reference
+// calls arrive swapped). Each element of C accumulates in double, so the F32 reference
 // is more accurate than any F32 kernel and the tolerance of a comparison is the
 // kernel's error alone. Columns are independent, which is the OpenMP split.
+//
+// Nothing here allocates: an exception cannot leave an OpenMP region (it would end
+// the process), and the accumulators are a fixed block of rows on each thread's stack,
+// so that no size of m can run the host out of memory.
 #include "host.hpp"
 
-#include "../status.hpp"
-
-#include <new>
-#include <vector>
+#include "../scalars.hpp"
 
 namespace gpk::host {
 namespace {
+
+// Rows of C accumulated at once in the non-transposed case: 4 KiB of doubles, in L1.
+constexpr int64_t kRowBlock = 512;
 
 template <class T>
 void gemm_columns(const GemmArgs &a) {
@@ -18,45 +22,50 @@ void gemm_columns(const GemmArgs &a) {
     const T *B = static_cast<const T *>(a.B);
     T *C = static_cast<T *>(a.C);
     const int64_t m = a.m, n = a.n, k = a.k;
-    // k == 0 or alpha == 0: C = beta * C, A and B are not read (CBLAS).
-    const bool scale_only = k == 0 || a.alpha == 0.0;
+    // alpha and beta as the dtype has them (scalars.hpp): the decisions and the
+    // arithmetic both use the converted values.
+    const double alpha = in_dtype(a.dtype, a.alpha), beta = in_dtype(a.dtype, a.beta);
+    const bool product = gemm_forms_product(a), read_c = gemm_reads_c(a);
 
 #if defined(_OPENMP)
-#pragma omp parallel
+#pragma omp parallel for schedule(static)
 #endif
-    {
-        std::vector<double> acc(static_cast<size_t>(m));
-#if defined(_OPENMP)
-#pragma omp for schedule(static)
-#endif
-        for (int64_t j = 0; j < n; ++j) {
-            T *c = C + j * a.ldc;
-            if (!scale_only) {
-                for (int64_t i = 0; i < m; ++i) acc[i] = 0.0;
-                if (!a.transa) {
-                    // acc += A(:, p) * op(B)(p, j): unit stride down A's columns.
-                    for (int64_t p = 0; p < k; ++p) {
-                        const double b = a.transb ? B[j + p * a.ldb] : B[p + j * a.ldb];
-                        const T *col = A + p * a.lda;
-                        for (int64_t i = 0; i < m; ++i) acc[i] += static_cast<double>(col[i]) * b;
-                    }
-                } else {
-                    // op(A)(i, :) is column i of A: a dot product of unit stride.
-                    for (int64_t i = 0; i < m; ++i) {
-                        const T *row = A + i * a.lda;
-                        double s = 0.0;
-                        if (a.transb)
-                            for (int64_t p = 0; p < k; ++p) s += static_cast<double>(row[p]) * B[j + p * a.ldb];
-                        else
-                            for (int64_t p = 0; p < k; ++p) s += static_cast<double>(row[p]) * B[p + j * a.ldb];
-                        acc[i] = s;
-                    }
+    for (int64_t j = 0; j < n; ++j) {
+        T *c = C + j * a.ldc;
+        if (!product) {
+            // C = beta * C, A and B not read; beta == 0 writes zeros without reading C.
+            for (int64_t i = 0; i < m; ++i) c[i] = static_cast<T>(read_c ? beta * static_cast<double>(c[i]) : 0.0);
+            continue;
+        }
+        if (!a.transa) {
+            // acc += A(i0:i1, p) * op(B)(p, j): unit stride down A's columns.
+            for (int64_t i0 = 0; i0 < m; i0 += kRowBlock) {
+                const int64_t rows = m - i0 < kRowBlock ? m - i0 : kRowBlock;
+                double acc[kRowBlock];
+                for (int64_t i = 0; i < rows; ++i) acc[i] = 0.0;
+                for (int64_t p = 0; p < k; ++p) {
+                    const double b = a.transb ? B[j + p * a.ldb] : B[p + j * a.ldb];
+                    const T *col = A + i0 + p * a.lda;
+                    for (int64_t i = 0; i < rows; ++i) acc[i] += static_cast<double>(col[i]) * b;
+                }
+                T *ci = c + i0;
+                for (int64_t i = 0; i < rows; ++i) {
+                    const double ab = alpha * acc[i];
+                    // beta == 0: C is written, never read, so NaN in C does not leak.
+                    ci[i] = static_cast<T>(read_c ? ab + beta * static_cast<double>(ci[i]) : ab);
                 }
             }
+        } else {
+            // op(A)(i, :) is column i of A: a dot product of unit stride.
             for (int64_t i = 0; i < m; ++i) {
-                const double ab = scale_only ? 0.0 : a.alpha * acc[i];
-                // beta == 0: C is written, never read, so NaN in C does not leak.
-                c[i] = static_cast<T>(a.beta == 0.0 ? ab : ab + a.beta * static_cast<double>(c[i]));
+                const T *row = A + i * a.lda;
+                double s = 0.0;
+                if (a.transb)
+                    for (int64_t p = 0; p < k; ++p) s += static_cast<double>(row[p]) * B[j + p * a.ldb];
+                else
+                    for (int64_t p = 0; p < k; ++p) s += static_cast<double>(row[p]) * B[p + j * a.ldb];
+                const double ab = alpha * s;
+                c[i] = static_cast<T>(read_c ? ab + beta * static_cast<double>(c[i]) : ab);
             }
         }
     }
@@ -66,15 +75,10 @@ void gemm_columns(const GemmArgs &a) {
 
 gpk_status gemm(gpk_context &ctx, const GemmArgs &args) {
     if (is_16bit(args.dtype)) return gemm_16bit(ctx, args);
-    try {
-        if (args.dtype == GPK_F32)
-            gemm_columns<float>(args);
-        else
-            gemm_columns<double>(args);
-    } catch (const std::bad_alloc &) {
-        return fail(&ctx, GPK_ERROR_OUT_OF_MEMORY, "out of host memory for a gemm accumulator of m = %lld rows",
-                    static_cast<long long>(args.m));
-    }
+    if (args.dtype == GPK_F32)
+        gemm_columns<float>(args);
+    else
+        gemm_columns<double>(args);
     return GPK_SUCCESS;
 }
 

@@ -392,6 +392,32 @@ contains
     call check(index(gpk_last_error(ctx), 'first_sample') > 0, 'gpk_last_error names first_sample: ' // &
                gpk_last_error(ctx))
 
+    ! Default integers are counts and indices: a negative one is rejected by name, and
+    ! is never passed on as 2^64 - |value| (first_sample -1000 would otherwise count
+    ! ten samples just below 2^64 and succeed).
+    p%hits = -7
+    msg = ''
+    call expect(gpk_pi_range(ctx, -1000, 10, 42, p, errmsg=msg), GPK_ERROR_INVALID_ARGUMENT, &
+                'pi range with a negative first_sample')
+    call check(index(msg, 'first_sample (-1000)') > 0, 'the message names first_sample: ' // trim(msg))
+    call check(p%hits == -7, 'a rejected range leaves the result alone')
+    msg = ''
+    call expect(gpk_pi_range(ctx, 5, -1, 42, p, errmsg=msg), GPK_ERROR_INVALID_ARGUMENT, &
+                'pi range with a negative count')
+    call check(index(msg, 'count (-1)') > 0, 'the message names count: ' // trim(msg))
+    msg = ''
+    call expect(gpk_pi(ctx, -5, 1, p, errmsg=msg), GPK_ERROR_INVALID_ARGUMENT, 'pi with negative samples')
+    call check(index(msg, 'samples (-5)') > 0, 'the message names samples: ' // trim(msg))
+    call check(p%hits == -7, 'a rejected pi leaves the result alone')
+    ! A negative seed is a seed: the same bits as the C form's.
+    block
+      type(gpk_pi_result) :: q1, q2
+      call expect(gpk_pi_range(ctx, 0, 1000, -3, q1), GPK_SUCCESS, 'pi range with a negative seed')
+      call expect(gpk_pi_range(ctx, 0_c_int64_t, 1000_c_int64_t, -3_c_int64_t, q2), GPK_SUCCESS, &
+                  'the C form, seed -3')
+      call check(q1%hits == q2%hits .and. q1%samples == 1000, 'a negative seed draws the C form''s sequence')
+    end block
+
     call expect(gpk_set_variant(ctx, GPK_OP_GEMM, 'no-such-variant'), GPK_ERROR_INVALID_ARGUMENT, 'bad variant')
     call check(index(gpk_last_error(ctx), 'no-such-variant') > 0, 'the message quotes the name')
     call expect(gpk_set_validation(ctx, 1_c_int), GPK_ERROR_NOT_SUPPORTED, 'validation on the host backend')

@@ -189,14 +189,29 @@ private:
     std::vector<unsigned char> before_;
 };
 
-// How the harness passes an array.
-enum class Mode { Normal, Null, Alias };
+// How the harness passes an array. Top: an address so close to the end of the
+// address space that the array would run past it -- no memory at all, which the
+// library must refuse without touching it (only for arrays whose extent it checks).
+enum class Mode { Normal, Null, Alias, Top };
 
-Mode mode(Input &in, bool alias_allowed) {
+Mode mode(Input &in, bool alias_allowed, bool top_allowed = false) {
     const uint8_t b = in.byte() % 8;
     if (b == 5) return Mode::Null;
     if (b >= 6 && alias_allowed) return Mode::Alias;
+    if (b == 4 && top_allowed) return Mode::Top;
     return Mode::Normal;
+}
+
+// An array of `bytes` (>= 2) bytes whose last byte would lie one past the end of the
+// address space.
+void *past_the_top(int64_t bytes) { return reinterpret_cast<void *>(uintptr_t{0} - static_cast<uintptr_t>(bytes - 1)); }
+
+// A value as the dtype holds it (the contract converts alpha and beta to the dtype
+// and decides on the converted values).
+// F16 and BF16 apply their scalars in F32, as F32 does.
+double in_dtype(int dtype, double v) {
+    const bool in_f32 = dtype == GPK_F32 || dtype == GPK_F16 || dtype == GPK_BF16;
+    return in_f32 ? static_cast<double>(static_cast<float>(v)) : v;
 }
 
 // Elements a matrix of `outer` lines of `inner` elements, `ld` apart, spans; -1 when
@@ -336,13 +351,19 @@ double load(const unsigned char *p, int dtype) {
 
 struct Session {
     gpk_context *live = nullptr;
+    // A destroyed handle: made and destroyed at the start, and replaced by every
+    // context the input makes and destroys. It must stay dead, and reach no live
+    // context, whatever the allocator does with the memory it once had.
+    gpk_context *dead = nullptr;
 
-    // The context a call gets: the live one, or now and then NULL.
+    // The context a call gets: the live one, or now and then NULL or a dead one.
     gpk_context *pick(Input &in, Expect &e) {
-        if ((in.byte() & 0x0F) != 0x0F) return live;
+        const uint8_t b = in.byte() & 0x0F;
+        if (b != 0x0F && b != 0x0E) return live;
         e.broke(GPK_ERROR_INVALID_HANDLE);
-        return nullptr;
+        return b == 0x0F ? nullptr : dead;
     }
+    const char *name(const gpk_context *ctx) const { return ctx == live ? "ctx" : ctx == nullptr ? "NULL" : "dead"; }
 };
 
 void call_gemm(Session &s, Input &in) {
@@ -363,7 +384,7 @@ void call_gemm(Session &s, Input &in) {
     const int64_t lda = in.ld(least_ld(a_inner)), ldb = in.ld(least_ld(b_inner)), ldc = in.ld(least_ld(c_inner));
     bool alpha_exact = false, beta_exact = false;
     const double alpha = in.scalar(&alpha_exact), beta = in.scalar(&beta_exact);
-    const Mode ma = mode(in, false), mb = mode(in, false), mc = mode(in, true);
+    const Mode ma = mode(in, false, true), mb = mode(in, false, true), mc = mode(in, true, true);
     const bool c_aliases_b = in.byte() & 1;
 
     if (dtype < GPK_F32 || dtype > GPK_BF16) e.broke(GPK_ERROR_INVALID_ARGUMENT);
@@ -387,7 +408,7 @@ void call_gemm(Session &s, Input &in) {
         // The call must fail whatever the pointers: nothing may be touched.
         if (ma != Mode::Null) A = tiny(), pa = A.get();
         if (mb != Mode::Null) B = tiny(), pb = B.get();
-        if (mc == Mode::Normal) C = tiny(), pc = C.get();
+        if (mc == Mode::Normal || mc == Mode::Top) C = tiny(), pc = C.get();
         if (mc == Mode::Alias) pc = c_aliases_b ? pb : pa;
     } else {
         const bool too_much = c_used && static_cast<__int128>(m) * n * (k > 0 ? k : 1) > kMaxWork;
@@ -396,7 +417,10 @@ void call_gemm(Session &s, Input &in) {
                 if (used) e.broke(GPK_ERROR_INVALID_ARGUMENT);
                 return;
             }
-            if (!used) {
+            if (md == Mode::Top && used && extent > 0) {
+                p = past_the_top(extent * static_cast<int64_t>(es));
+                e.broke(GPK_ERROR_INVALID_ARGUMENT);
+            } else if (!used) {
                 buf = tiny(), p = buf.get();  // may be anything: it is not read
             } else if (extent <= kMaxElems && !too_much) {
                 buf = Buffer(static_cast<size_t>(extent) * es), p = buf.get();
@@ -413,21 +437,26 @@ void call_gemm(Session &s, Input &in) {
             place(C, pc, mc == Mode::Alias ? Mode::Normal : mc, c_used, ec);
         }
     }
-    // 16-bit results are rounded to 8 or 11 bits: their values are not checked exactly.
-    const bool exact = e.valid() && alpha_exact && beta_exact && !is_16bit(dtype);
+    // The scalars as the dtype holds them: 1e-300 and denorm_min are 0 in F32.
+    const double alpha_t = in_dtype(dtype, alpha), beta_t = in_dtype(dtype, beta);
+    const bool no_product = k == 0 || alpha_t == 0.0, beta_zero = beta_t == 0.0;
+    // The 16-bit results are rounded to 8 or 11 bits: their values are not checked exactly.
+    const bool exact = e.valid() && (alpha_exact || no_product) && (beta_exact || beta_zero) &&
+                       !is_16bit(dtype);
     if (e.valid()) {
-        if (A.live()) fill_small(A, dtype, 3);
-        if (B.live()) fill_small(B, dtype, 3);
+        // alpha == 0 in the dtype: A and B are not read, so they are NaN that must not
+        // leak; beta == 0 in the dtype: the same for C.
+        if (A.live()) no_product ? A.fill(0xFF) : fill_small(A, dtype, 3);
+        if (B.live()) no_product ? B.fill(0xFF) : fill_small(B, dtype, 3);
         if (C.live()) {
-            // beta == 0: C must not be read, so it starts as NaN that must not leak.
-            if (beta == 0.0 && c_used) C.fill(0xFF);
+            if (beta_zero && c_used) C.fill(0xFF);
             else fill_small(C, dtype, 5);
         }
     }
     A.snapshot(), B.snapshot(), C.snapshot();
     describe("gpk_gemm(%s, dtype %d, layout %d, transa %d, transb %d, m %" PRId64 ", n %" PRId64 ", k %" PRId64
              ", alpha %g, A %s, lda %" PRId64 ", B %s, ldb %" PRId64 ", beta %g, C %s, ldc %" PRId64 ")",
-             ctx ? "ctx" : "NULL", dtype, layout, transa, transb, m, n, k, alpha, pa ? "buf" : "NULL", lda,
+             s.name(ctx), dtype, layout, transa, transb, m, n, k, alpha, pa ? "buf" : "NULL", lda,
              pb ? "buf" : "NULL", ldb, beta, pc == nullptr ? "NULL" : (pc == pa || pc == pb) ? "alias" : "buf", ldc);
     const gpk_status st = gpk_gemm(ctx, dtype, layout, transa, transb, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc);
     check_status(e, st, ctx);
@@ -451,12 +480,12 @@ void call_gemm(Session &s, Input &in) {
         for (int64_t j = 0; j < n; ++j) {
             const size_t ci = static_cast<size_t>(at(col, i, j, ldc)) * es;
             const double got = load(C.get() + ci, dtype);
-            // The data are finite, so with a finite alpha only C's NaN can make one. The
-            // 16-bit dtypes apply alpha in F32, where a huge alpha is infinite (and
-            // infinity times a zero sum is NaN).
-            const bool alpha_finite = is_16bit(dtype) ? std::isfinite(static_cast<float>(alpha)) : std::isfinite(alpha);
-            if (beta == 0.0 && alpha_finite && std::isnan(got))
-                violation("C(%" PRId64 ", %" PRId64 ") is NaN with beta == 0: C was read", i, j);
+            // The data are finite, so with a finite alpha only C's NaN can make one.
+            if (beta_zero && std::isfinite(alpha_t) && std::isnan(got))
+                violation("C(%" PRId64 ", %" PRId64 ") is NaN with beta == 0 in the dtype: C was read", i, j);
+            if (no_product && std::isfinite(beta_t) && !beta_zero && std::isnan(got) &&
+                !std::isnan(load(C.before() + ci, dtype)))
+                violation("C(%" PRId64 ", %" PRId64 ") is NaN with alpha == 0 in the dtype: A or B was read", i, j);
             if (!exact) continue;
             double sum = 0;
             for (int64_t p = 0; p < k; ++p) {
@@ -464,8 +493,8 @@ void call_gemm(Session &s, Input &in) {
                 const int64_t bi = tb ? at(col, j, p, ldb) : at(col, p, j, ldb);
                 sum += load(A.get() + ai * es, dtype) * load(B.get() + bi * es, dtype);
             }
-            double want = k > 0 && alpha != 0.0 ? alpha * sum : 0.0;
-            if (beta != 0.0) want += beta * load(C.before() + ci, dtype);
+            double want = no_product ? 0.0 : alpha_t * sum;
+            if (!beta_zero) want += beta_t * load(C.before() + ci, dtype);
             if (got != want)
                 violation("C(%" PRId64 ", %" PRId64 ") = %.17g, expected %.17g", i, j, got, want);
         }
@@ -477,7 +506,7 @@ void call_reduce(Session &s, Input &in) {
     const int dtype = in.choice({GPK_F32, GPK_F64, GPK_I32, GPK_I64, GPK_F16, GPK_BF16});
     const int op = in.choice({GPK_SUM, GPK_MIN, GPK_MAX});
     const int64_t n = in.size();
-    const Mode mx = mode(in, false), mr = mode(in, false);
+    const Mode mx = mode(in, false, true), mr = mode(in, false);
     const uint8_t nan_at = in.byte();  // < 32: a NaN at that index of a float x
 
     const bool dtype_ok = dtype >= GPK_F32 && dtype <= GPK_BF16, op_ok = op >= GPK_SUM && op <= GPK_MAX;
@@ -495,6 +524,9 @@ void call_reduce(Session &s, Input &in) {
     } else {
         if (mx == Mode::Null) {
             if (n > 0) e.broke(GPK_ERROR_INVALID_ARGUMENT);
+        } else if (mx == Mode::Top && n > 0) {
+            px = past_the_top(n * static_cast<int64_t>(es));
+            e.broke(GPK_ERROR_INVALID_ARGUMENT);
         } else if (n == 0) {
             X = tiny(), px = X.get();
         } else if (n <= kMaxElems) {
@@ -524,7 +556,7 @@ void call_reduce(Session &s, Input &in) {
         }
     }
     X.snapshot(), R.snapshot();
-    describe("gpk_reduce(%s, dtype %d, op %d, x %s, n %" PRId64 ", result %s)%s", ctx ? "ctx" : "NULL", dtype, op,
+    describe("gpk_reduce(%s, dtype %d, op %d, x %s, n %" PRId64 ", result %s)%s", s.name(ctx), dtype, op,
              px ? "buf" : "NULL", n, pr ? "buf" : "NULL", with_nan ? " with a NaN in x" : "");
     const gpk_status st = gpk_reduce(ctx, dtype, op, px, n, pr);
     check_status(e, st, ctx);
@@ -573,7 +605,7 @@ void call_transpose(Session &s, Input &in) {
     const int64_t a_inner = col ? rows : cols, a_outer = col ? cols : rows;
     const int64_t b_inner = col ? cols : rows, b_outer = col ? rows : cols;
     const int64_t lda = in.ld(least_ld(a_inner)), ldb = in.ld(least_ld(b_inner));
-    const Mode ma = mode(in, false), mb = mode(in, true);
+    const Mode ma = mode(in, false, true), mb = mode(in, true, true);
 
     if (dtype < GPK_F32 || dtype > GPK_BF16) e.broke(GPK_ERROR_INVALID_ARGUMENT);
     if (layout != GPK_COL_MAJOR && layout != GPK_ROW_MAJOR) e.broke(GPK_ERROR_INVALID_ARGUMENT);
@@ -588,12 +620,15 @@ void call_transpose(Session &s, Input &in) {
     void *pa = nullptr, *pb = nullptr;
     if (!e.valid()) {
         if (ma != Mode::Null) A = tiny(), pa = A.get();
-        if (mb == Mode::Normal) B = tiny(), pb = B.get();
+        if (mb == Mode::Normal || mb == Mode::Top) B = tiny(), pb = B.get();
         if (mb == Mode::Alias) pb = pa;
     } else {
         auto place = [&](Buffer &buf, void *&p, Mode md, int64_t extent) {
             if (md == Mode::Null) {
                 if (used) e.broke(GPK_ERROR_INVALID_ARGUMENT);
+            } else if (md == Mode::Top && used && extent > 0) {
+                p = past_the_top(extent * static_cast<int64_t>(es));
+                e.broke(GPK_ERROR_INVALID_ARGUMENT);
             } else if (!used) {
                 buf = tiny(), p = buf.get();
             } else if (extent <= kMaxElems) {
@@ -615,7 +650,7 @@ void call_transpose(Session &s, Input &in) {
     A.snapshot(), B.snapshot();
     describe("gpk_transpose(%s, dtype %d, layout %d, rows %" PRId64 ", cols %" PRId64 ", A %s, lda %" PRId64
              ", B %s, ldb %" PRId64 ")",
-             ctx ? "ctx" : "NULL", dtype, layout, rows, cols, pa ? "buf" : "NULL", lda,
+             s.name(ctx), dtype, layout, rows, cols, pa ? "buf" : "NULL", lda,
              pb == nullptr ? "NULL" : pb == pa ? "alias" : "buf", ldb);
     const gpk_status st = gpk_transpose(ctx, dtype, layout, rows, cols, pa, lda, pb, ldb);
     check_status(e, st, ctx);
@@ -691,7 +726,7 @@ void call_pi(Session &s, Input &in) {
     if (!R.live()) e.broke(GPK_ERROR_INVALID_ARGUMENT);  // NULL, or a run too long for here
     R.snapshot();
     auto *pr = reinterpret_cast<gpk_pi_result *>(R.get());
-    describe("gpk_pi(%s, samples %" PRIu64 ", seed %" PRIu64 ", result %s)", ctx ? "ctx" : "NULL", samples, seed,
+    describe("gpk_pi(%s, samples %" PRIu64 ", seed %" PRIu64 ", result %s)", s.name(ctx), samples, seed,
              pr ? "buf" : "NULL");
     const gpk_status st = gpk_pi(ctx, samples, seed, pr);
     check_status(e, st, ctx);
@@ -753,7 +788,7 @@ void call_variants(Session &s, Input &in) {
             if (!op_ok) e.broke(GPK_ERROR_INVALID_ARGUMENT);
             if (arg != nullptr && std::strcmp(arg, "auto") != 0 && std::strcmp(arg, "host") != 0)
                 e.broke(GPK_ERROR_INVALID_ARGUMENT);
-            describe("gpk_set_variant(%s, op %d, \"%.40s\")", ctx ? "ctx" : "NULL", op, arg ? arg : "(NULL)");
+            describe("gpk_set_variant(%s, op %d, \"%.40s\")", s.name(ctx), op, arg ? arg : "(NULL)");
             check_status(e, gpk_set_variant(ctx, op, arg), ctx);
             break;
         }
@@ -764,7 +799,7 @@ void call_variants(Session &s, Input &in) {
             if (!op_ok || null_count) e.broke(GPK_ERROR_INVALID_ARGUMENT);
             count.snapshot();
             int *pc = null_count ? nullptr : reinterpret_cast<int *>(count.get());
-            describe("gpk_variant_count(%s, op %d, %s)", ctx ? "ctx" : "NULL", op, pc ? "count" : "NULL");
+            describe("gpk_variant_count(%s, op %d, %s)", s.name(ctx), op, pc ? "count" : "NULL");
             const gpk_status st = gpk_variant_count(ctx, op, pc);
             check_status(e, st, ctx);
             int got;
@@ -776,10 +811,10 @@ void call_variants(Session &s, Input &in) {
         default: {
             const uint8_t b = in.byte();
             const int index = b < 0xF0 ? static_cast<int>(b % 4) - 1 : static_cast<int>(in.raw(4));
-            describe("gpk_variant_name(%s, op %d, index %d)", ctx ? "ctx" : "NULL", op, index);
+            describe("gpk_variant_name(%s, op %d, index %d)", s.name(ctx), op, index);
             const char *name = gpk_variant_name(ctx, op, index);
             if (g_trace) std::fprintf(stderr, "  %s -> %s\n", g_call.c_str(), name ? name : "NULL");
-            const bool exists = ctx != nullptr && op_ok && index == 0;
+            const bool exists = ctx == s.live && op_ok && index == 0;
             if (exists && (name == nullptr || std::strcmp(name, "host") != 0))
                 violation("returned \"%s\" for the host variant", name ? name : "(NULL)");
             if (!exists && name != nullptr) violation("returned \"%s\" for no variant", name);
@@ -799,7 +834,7 @@ void call_context(Session &s, Input &in) {
             if (null_out) e.broke(GPK_ERROR_INVALID_ARGUMENT);
             out.snapshot();
             int *po = null_out ? nullptr : reinterpret_cast<int *>(out.get());
-            describe("gpk_get_backend(%s, %s)", ctx ? "ctx" : "NULL", po ? "backend" : "NULL");
+            describe("gpk_get_backend(%s, %s)", s.name(ctx), po ? "backend" : "NULL");
             const gpk_status st = gpk_get_backend(ctx, po);
             check_status(e, st, ctx);
             int got;
@@ -812,19 +847,19 @@ void call_context(Session &s, Input &in) {
             // Any non-NULL value: the host backend must refuse it without looking at it.
             void *stream = in.byte() % 2 ? reinterpret_cast<void *>(static_cast<uintptr_t>(in.raw(8) | 1)) : nullptr;
             if (stream != nullptr) e.broke(GPK_ERROR_NOT_SUPPORTED);
-            describe("gpk_set_stream(%s, %p)", ctx ? "ctx" : "NULL", stream);
+            describe("gpk_set_stream(%s, %p)", s.name(ctx), stream);
             check_status(e, gpk_set_stream(ctx, stream), ctx);
             break;
         }
         case 2: {
             const int enabled = in.byte() % 2 ? static_cast<int>(in.raw(4)) : 0;
             if (enabled != 0) e.broke(GPK_ERROR_NOT_SUPPORTED);
-            describe("gpk_set_validation(%s, %d)", ctx ? "ctx" : "NULL", enabled);
+            describe("gpk_set_validation(%s, %d)", s.name(ctx), enabled);
             check_status(e, gpk_set_validation(ctx, enabled), ctx);
             break;
         }
         case 3:
-            describe("gpk_synchronize(%s)", ctx ? "ctx" : "NULL");
+            describe("gpk_synchronize(%s)", s.name(ctx));
             check_status(e, gpk_synchronize(ctx), ctx);
             break;
         case 4: {
@@ -844,7 +879,15 @@ void call_context(Session &s, Input &in) {
             if (!null_out && st != GPK_SUCCESS && made != nullptr) violation("failed but left *ctx non-NULL");
             if (st == GPK_SUCCESS) {
                 if (made == nullptr) violation("succeeded with *ctx NULL");
+                if (made == s.live || made == s.dead) violation("gpk_create handed out a handle it had handed out before");
                 if (gpk_destroy(made) != GPK_SUCCESS) violation("gpk_destroy of a new context failed");
+                // Destroyed twice: refused, and the session's context is untouched.
+                describe("gpk_destroy of a context destroyed already");
+                if (gpk_destroy(made) != GPK_ERROR_INVALID_HANDLE) violation("a second gpk_destroy was not refused");
+                int backend = -1;
+                if (gpk_get_backend(s.live, &backend) != GPK_SUCCESS || backend != GPK_BACKEND_HOST)
+                    violation("the live context was harmed by a stale handle");
+                s.dead = made;
             }
             break;
         }
@@ -852,7 +895,7 @@ void call_context(Session &s, Input &in) {
             int parts[3] = {-1, -1, -1};
             const uint8_t mask = in.byte(), b = in.byte();
             const int status = b < 0xF0 ? static_cast<int>(b) - 2 : static_cast<int>(in.raw(4));
-            describe("gpk_version, gpk_status_string(%d), gpk_last_error(%s)", status, ctx ? "ctx" : "NULL");
+            describe("gpk_version, gpk_status_string(%d), gpk_last_error(%s)", status, s.name(ctx));
             if (g_trace) std::fprintf(stderr, "  %s\n", g_call.c_str());
             gpk_version(mask & 1 ? &parts[0] : nullptr, mask & 2 ? &parts[1] : nullptr, mask & 4 ? &parts[2] : nullptr);
             const int want[3] = {GPK_VERSION_MAJOR, GPK_VERSION_MINOR, GPK_VERSION_PATCH};
@@ -880,9 +923,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     g_rand = size;  // the fill depends on the input alone
 
     Session s;
+    describe("gpk_create(&dead, GPK_BACKEND_HOST, 0), gpk_destroy(dead)");
+    if (gpk_create(&s.dead, GPK_BACKEND_HOST, 0) != GPK_SUCCESS || gpk_destroy(s.dead) != GPK_SUCCESS)
+        violation("cannot create and destroy a host context");
     describe("gpk_create(&ctx, GPK_BACKEND_HOST, 0)");
     if (gpk_create(&s.live, GPK_BACKEND_HOST, 0) != GPK_SUCCESS || s.live == nullptr)
         violation("cannot create a host context");
+    // The allocator is free to put the live context where the dead one was; the
+    // handles must differ all the same.
+    if (s.live == s.dead) violation("the new context got the destroyed one's handle");
     Input in(data, size);
     for (int calls = 0; calls < kMaxCalls && !in.empty(); ++calls) {
         switch (in.byte() % 6) {

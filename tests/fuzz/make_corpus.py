@@ -12,14 +12,15 @@ import pathlib
 import struct
 
 GEMM, REDUCE, TRANSPOSE, PI, VARIANTS, CONTEXT = range(6)
-LIVE, NULL_CTX = 0x00, 0x0F
+LIVE, STALE_CTX, NULL_CTX = 0x00, 0x0E, 0x0F  # STALE_CTX: a destroyed handle
 F32, F64, I32, I64, F16, BF16 = range(6)  # choice() indices, in the order of the enum
 COL, ROW = 0, 1
 N, T = 0, 1
 SUM, MIN, MAX = range(3)
-NORMAL, NULL, ALIAS = 0, 5, 6            # mode bytes
+NORMAL, TOP, NULL, ALIAS = 0, 4, 5, 6     # mode bytes (TOP: runs past the end of the address space)
 ZERO, ONE, MINUS_ONE, TWO, HALF = range(5)  # scalar() bytes of exact values
 NAN = 0xC0                               # an awkward scalar
+DENORM_MIN, MINUS_1E300 = 0xC5, 0xC7     # awkward scalars that are 0 in F32 but not in F64
 
 
 def size16(n):
@@ -153,6 +154,21 @@ SEEDS = {
     # caller can pass: 195 was the fuzzer's first finding.
     "status-strings-out-of-range": info(0, 195) + info(0, -1) + info(0, 128)
     + [CONTEXT, LIVE, 5, 0, 0xFF, *struct.pack("<i", -2**31)] + [CONTEXT, LIVE, 5, 0, 0xFF, *struct.pack("<i", 2**31 - 1)],
+    # Destroyed handles: the session's dead one everywhere, and a context made,
+    # destroyed twice, then used.
+    "stale-context-everywhere": gemm(ctx=STALE_CTX) + reduce(ctx=STALE_CTX) + transpose(ctx=STALE_CTX)
+    + pi(ctx=STALE_CTX) + set_variant(0, 0, ctx=STALE_CTX) + variant_name(0, 0)
+    + [CONTEXT, STALE_CTX, 0, 0, CONTEXT, STALE_CTX, 3, CONTEXT, STALE_CTX, 5, 7, 2],
+    "context-destroyed-twice": create() + gemm(ctx=STALE_CTX) + create() + [CONTEXT, STALE_CTX, 3] + gemm(),
+    # Arrays that would run past the end of the address space.
+    "gemm-top-c": gemm(modes=(NORMAL, NORMAL, TOP)),
+    "gemm-top-a": gemm(F64, ROW, T, N, modes=(TOP, NORMAL, NORMAL)),
+    "transpose-top-b": transpose(F64, modes=(NORMAL, TOP)),
+    "reduce-top-x": reduce(I32, MAX, (9,), modes=(TOP, NORMAL)),
+    # alpha and beta decided in the dtype: 0 in F32, not in F64.
+    "gemm-f32-alpha-underflows": gemm(F32, COL, N, N, (5,), (4,), (3,), alpha=MINUS_1E300, beta=TWO),
+    "gemm-f32-beta-underflows": gemm(F32, ROW, T, N, (4,), (6,), (2,), beta=DENORM_MIN),
+    "gemm-f64-beta-denormal": gemm(F64, COL, N, T, (3,), (3,), (4,), beta=DENORM_MIN),
     "null-context-everywhere": reduce(ctx=NULL_CTX) + transpose(ctx=NULL_CTX) + pi(ctx=NULL_CTX)
     + set_variant(0, 0, ctx=NULL_CTX) + [CONTEXT, NULL_CTX, 3, CONTEXT, NULL_CTX, 0, 0],
     "mixed-sequence": gemm() + set_variant(0, 0) + reduce(F64, MAX, (30,)) + transpose(I32, ROW, (4,), (6,))

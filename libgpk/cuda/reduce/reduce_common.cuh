@@ -193,10 +193,6 @@ __device__ __forceinline__ Acc thread_reduce_tiles(const In *__restrict__ x, int
     return acc;
 }
 
-// Vec16 (kernel_util.cuh) of a 16-bit type is a Halves8, folded by its own branch.
-template <class V>
-constexpr bool kIsHalves8 = std::is_same_v<V, Halves8<__half>> || std::is_same_v<V, Halves8<__nv_bfloat16>>;
-
 // acc combined with the lanes of v, the lanes first paired among themselves.
 template <class Acc, class Op, class V>
 __device__ __forceinline__ Acc fold(Acc acc, const V &v) {

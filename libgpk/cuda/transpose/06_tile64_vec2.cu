@@ -49,12 +49,9 @@ gpk_status launch(gpk_context &ctx, const TransposeArgs &a) {
 }  // namespace
 
 gpk_status transpose_tile64_vec2_takes(gpk_context &, const TransposeArgs &args, const char **why_not) {
-    bool ok = false;
-    switch (args.elem_size) {
-        case 2: ok = takes<uint16_t>(args); break;
-        case 4: ok = takes<uint32_t>(args); break;
-        default: ok = takes<uint64_t>(args); break;
-    }
+    const bool ok = args.elem_size == 2   ? takes<uint16_t>(args)
+                    : args.elem_size == 4 ? takes<uint32_t>(args)
+                                          : takes<uint64_t>(args);
     *why_not = ok ? nullptr : kUnaligned;
     return GPK_SUCCESS;
 }

@@ -96,19 +96,19 @@ gpk_status launch(gpk_context &ctx, const TransposeArgs &a) {
 }  // namespace
 
 // 2-byte elements would need eight lanes per vector and their own shared-memory
-// layout; rungs.def lists this rung for 4- and 8-byte elements only.
-constexpr const char *kNo2Byte = "its vectors hold 4- or 8-byte elements, not 2-byte ones";
-
+// layout; the rung's list entry gives it 4- and 8-byte dtypes only.
 gpk_status transpose_tile64_vec16_takes(gpk_context &, const TransposeArgs &args, const char **why_not) {
-    if (args.elem_size == 2)
-        *why_not = kNo2Byte;
-    else
-        *why_not = (args.elem_size == 4 ? takes<uint32_t>(args) : takes<uint64_t>(args)) ? nullptr : kUnaligned;
+    if (args.elem_size == 2) {
+        *why_not = "2-byte elements are not among its dtypes";
+        return GPK_SUCCESS;
+    }
+    *why_not = (args.elem_size == 4 ? takes<uint32_t>(args) : takes<uint64_t>(args)) ? nullptr : kUnaligned;
     return GPK_SUCCESS;
 }
 
 gpk_status transpose_tile64_vec16(gpk_context &ctx, const TransposeArgs &args) {
-    if (args.elem_size == 2) return refuse(ctx, "transpose", "tile64_vec16", kNo2Byte);
+    if (args.elem_size == 2)
+        return fail(&ctx, GPK_ERROR_NOT_SUPPORTED, "transpose variant \"tile64_vec16\" does not support 2-byte dtypes");
     return args.elem_size == 4 ? launch<uint32_t>(ctx, args) : launch<uint64_t>(ctx, args);
 }
 

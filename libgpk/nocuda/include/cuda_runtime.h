@@ -102,6 +102,7 @@ inline cudaError_t cudaStreamCreate(cudaStream_t *s) {
 inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int) { return cudaStreamCreate(s); }
 inline cudaError_t cudaStreamDestroy(cudaStream_t) { return gpk_nocuda::none(); }
 inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return gpk_nocuda::none(); }
+inline cudaError_t cudaDeviceSynchronize() { return gpk_nocuda::none(); }
 inline cudaError_t cudaEventCreate(cudaEvent_t *e) {
     if (e) *e = nullptr;
     return gpk_nocuda::none();
