@@ -49,12 +49,14 @@ gpk_status takes(gpk_context &ctx, const Ladder<Args> &ladder, int i, const Args
     return ladder.rungs[i].takes != nullptr ? ladder.rungs[i].takes(ctx, args, why_not) : GPK_SUCCESS;
 }
 
-// "auto": the first rung of the ladder's preference list that takes the call.
+// "auto": the first rung of the ladder's preference list that takes the call (and
+// leads for it, where its entry asks).
 template <class Args>
 gpk_status pick(gpk_context &ctx, int op, const Ladder<Args> &ladder, const Args &args, int dtype, int *index) {
     for (int k = 0; k < ladder.auto_count; ++k) {
         const char *why_not = nullptr;
         GPK_FORWARD_IF_ERROR(takes(ctx, ladder, ladder.autos[k], args, dtype, &why_not));
+        if (why_not == nullptr && ladder.where[k] != nullptr) GPK_FORWARD_IF_ERROR(ladder.where[k](ctx, args, &why_not));
         if (why_not == nullptr) {
             *index = ladder.autos[k];
             return GPK_SUCCESS;

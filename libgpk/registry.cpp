@@ -24,16 +24,18 @@ constexpr Variant<GemmBatchedCall> kHostGemmBatched[] = {{"host", kFloatTypes | 
 
 template <class Args, int N>
 constexpr Ladder<Args> host_ladder(const Variant<Args> (&rungs)[N]) {
-    return Ladder<Args>{rungs, N, -1, 0, {0}, 1};
+    return Ladder<Args>{rungs, N, -1, 0, {0}, {nullptr}, 1};
 }
 
 // ---- CUDA backend: the rungs.def lists --------------------------------------------
 
 // The roles a rungs.def names, by rung name.
+template <class Args>
 struct Roles {
     const char *vendor = nullptr;
     const char *reference = nullptr;
     const char *autos[kMaxAuto] = {};
+    Takes<Args> where[kMaxAuto] = {};
     int auto_count = 0;
 };
 
@@ -51,13 +53,16 @@ constexpr int rung(const Variant<Args> (&rungs)[N], const char *name) {
 }
 
 template <class Args, int N>
-constexpr Ladder<Args> cuda_ladder(const Variant<Args> (&rungs)[N], const Roles &roles) {
-    Ladder<Args> l{rungs, N, rung(rungs, roles.vendor), rung(rungs, roles.reference), {}, roles.auto_count};
+constexpr Ladder<Args> cuda_ladder(const Variant<Args> (&rungs)[N], const Roles<Args> &roles) {
+    Ladder<Args> l{rungs, N, rung(rungs, roles.vendor), rung(rungs, roles.reference), {}, {}, roles.auto_count};
     if (roles.auto_count < 1) throw "no GPK_AUTO line";
     // Validation runs them on whatever call it checks.
     if (rungs[l.vendor].takes != nullptr || rungs[l.reference].takes != nullptr)
         throw "the vendor and reference rungs must take every call";
-    for (int i = 0; i < roles.auto_count; ++i) l.autos[i] = rung(rungs, roles.autos[i]);
+    for (int i = 0; i < roles.auto_count; ++i) {
+        l.autos[i] = rung(rungs, roles.autos[i]);
+        l.where[i] = roles.where[i];
+    }
     return l;
 }
 
@@ -67,6 +72,7 @@ constexpr Ladder<Args> cuda_ladder(const Variant<Args> (&rungs)[N], const Roles 
 #define GPK_VENDOR(name)
 #define GPK_REFERENCE(name)
 #define GPK_AUTO(name)
+#define GPK_AUTO_WHERE(name, where)
 
 constexpr Variant<GemmArgs> kCudaGemm[] = {
 #include "cuda/gemm/rungs.def"
@@ -88,33 +94,35 @@ constexpr Variant<GemmBatchedCall> kCudaGemmBatched[] = {
 #undef GPK_VENDOR
 #undef GPK_REFERENCE
 #undef GPK_AUTO
+#undef GPK_AUTO_WHERE
 #define GPK_RUNG(nn, name, launcher, dtypes, takes)
 #define GPK_VENDOR(name) r.vendor = #name;
 #define GPK_REFERENCE(name) r.reference = #name;
 #define GPK_AUTO(name) r.autos[r.auto_count++] = #name;
+#define GPK_AUTO_WHERE(name, leads) r.where[r.auto_count] = cuda::leads, r.autos[r.auto_count++] = #name;
 
-constexpr Roles gemm_roles() {
-    Roles r;
+constexpr Roles<GemmArgs> gemm_roles() {
+    Roles<GemmArgs> r;
 #include "cuda/gemm/rungs.def"
     return r;
 }
-constexpr Roles reduce_roles() {
-    Roles r;
+constexpr Roles<ReduceArgs> reduce_roles() {
+    Roles<ReduceArgs> r;
 #include "cuda/reduce/rungs.def"
     return r;
 }
-constexpr Roles transpose_roles() {
-    Roles r;
+constexpr Roles<TransposeArgs> transpose_roles() {
+    Roles<TransposeArgs> r;
 #include "cuda/transpose/rungs.def"
     return r;
 }
-constexpr Roles pi_roles() {
-    Roles r;
+constexpr Roles<PiArgs> pi_roles() {
+    Roles<PiArgs> r;
 #include "cuda/pi/rungs.def"
     return r;
 }
-constexpr Roles gemm_batched_roles() {
-    Roles r;
+constexpr Roles<GemmBatchedCall> gemm_batched_roles() {
+    Roles<GemmBatchedCall> r;
 #include "cuda/gemm_batched/rungs.def"
     return r;
 }
@@ -123,6 +131,7 @@ constexpr Roles gemm_batched_roles() {
 #undef GPK_VENDOR
 #undef GPK_REFERENCE
 #undef GPK_AUTO
+#undef GPK_AUTO_WHERE
 #undef GPK_TAKES_checked
 #undef GPK_TAKES_any
 

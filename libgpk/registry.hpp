@@ -36,6 +36,9 @@ struct Ladder {
     int vendor;            // the vendor library's rung, -1 if none
     int reference;         // the simplest rung of ours, which checks the vendor's
     int autos[kMaxAuto];   // "auto": the first of these that takes the call
+    // and, where the entry has one, for which `where` says the rung leads (a
+    // Takes-shaped predicate: *why_not null where it leads); null: wherever it takes it
+    Takes<Args> where[kMaxAuto];
     int auto_count;
 };
 

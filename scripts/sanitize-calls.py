@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A few calls of every CUDA variant of gemm, reduce, transpose and pi, small enough to run
 under compute-sanitizer's racecheck in seconds where the conformance programs take
-minutes: each variant on odd sizes, every dtype and reduce op, results checked
+minutes: each variant on odd sizes, every dtype (gemm: F16, BF16 with ml_dtypes, and F32
+in TF32 mode too) and reduce op, results checked
 against numpy. Exit status 1 on a wrong result.
 
 usage: GPK_LIBRARY=build/libgpk/libgpk.so compute-sanitizer --tool racecheck \\
@@ -17,16 +18,26 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bindings", "python"))
 import gpk  # noqa: E402
 
+try:
+    from ml_dtypes import bfloat16
+except ImportError:  # BF16 needs ml_dtypes' dtype in numpy
+    bfloat16 = None
+
 
 def main(backend, ops):
     rng = np.random.default_rng(7)
     calls = wrong = 0
     with gpk.Context(backend) as ctx:
-        # Small integers: every product and partial sum is exact in F32, so any
-        # summation order gives numpy's result.
+        # Small integers: every product and partial sum is exact in F32 (and in TF32's
+        # 10-bit mantissa), so any summation order gives numpy's result; 16-bit results
+        # are the exact sums rounded once.
+        kinds = [(np.float32, "default"), (np.float64, "default"), (np.float32, "tf32"), (np.float16, "default")]
+        if bfloat16 is not None:
+            kinds.append((bfloat16, "default"))
         for name in ctx.variants("gemm") if "gemm" in ops else ():
             ctx.set_variant("gemm", name)
-            for dtype in (np.float32, np.float64):
+            for dtype, mode in kinds:
+                ctx.math_mode = mode
                 for m, n, k in ((1, 1, 1), (33, 17, 65), (130, 70, 129)):
                     for order, ta, tb in (("C", False, False), ("F", True, False), ("F", False, True)):
                         a = np.asarray(rng.integers(-8, 9, (k, m) if ta else (m, k)).astype(dtype), order=order)
@@ -34,11 +45,13 @@ def main(backend, ops):
                         try:
                             got = ctx.gemm(a, b, transa=ta, transb=tb)
                         except gpk.NotSupportedError:
-                            continue  # dmma_f64 has no F32
+                            continue  # a rung without this dtype or mode (dmma_f64 has no F32)
                         calls += 1
-                        if not np.array_equal(got, (a.T if ta else a) @ (b.T if tb else b)):
+                        exact = (a.T if ta else a).astype(np.float64) @ (b.T if tb else b).astype(np.float64)
+                        if not np.array_equal(got, exact.astype(dtype)):
                             wrong += 1
                             print(f"gemm {name} {np.dtype(dtype).name} {m}x{n}x{k} {order} {ta} {tb}: wrong result")
+            ctx.math_mode = "default"
             print(f"gemm {name}: done", flush=True)
         for name in ctx.variants("reduce") if "reduce" in ops else ():
             ctx.set_variant("reduce", name)

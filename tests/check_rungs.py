@@ -5,7 +5,8 @@ For each libgpk/cuda/<op>/rungs.def: its GPK_RUNG lines are numbered 00, 01, ...
 without a gap; each names a file NN_<name>.cu of the op's folder that defines the
 line's launcher (and <launcher>_takes when the rung is `checked`); every numbered
 file NN_*.cu of the folder has its line; the dtypes and takes columns hold known
-words; and the GPK_VENDOR, GPK_REFERENCE and GPK_AUTO lines name rungs of the list.
+words; the GPK_VENDOR, GPK_REFERENCE and GPK_AUTO lines name rungs of the list; and
+a GPK_AUTO_WHERE(name, where) line names a rung of the list whose file defines `where`.
 Prints every disagreement and exits 1 if there is one.
 """
 import re
@@ -16,10 +17,11 @@ OPS = ["gemm", "reduce", "transpose", "pi", "gemm_batched"]
 # Ladders whose rung files depend on nothing of the library (a standalone harness
 # builds them): their launchers, and _takes, are defined in the folder's launch.cu.
 LAUNCH_FILES = {"gemm_batched": "launch.cu"}
-DTYPES = {"float", "floats", "words", "all", "f32", "f64"}
+DTYPES = {"float", "floats", "words", "all", "half", "f32_half", "f32", "f64"}
 TAKES = {"any", "checked"}
 RUNG = re.compile(r"^GPK_RUNG\((.*)\)\s*$")
 ROLE = re.compile(r"^GPK_(VENDOR|REFERENCE|AUTO)\(\s*(\w+)\s*\)\s*$")
+AUTO_WHERE = re.compile(r"^GPK_AUTO_WHERE\(\s*(\w+)\s*,\s*(\w+)\s*\)\s*$")
 NUMBERED = re.compile(r"^(\d\d)_(\w+)\.cu$")
 
 
@@ -32,6 +34,7 @@ def check_op(folder: Path, errors: list) -> int:
         error("missing")
         return 0
     rungs, roles = [], {"VENDOR": [], "REFERENCE": [], "AUTO": []}
+    wheres = []  # (line, rung name, function)
     for number, line in enumerate(deffile.read_text().splitlines(), 1):
         line = line.strip()
         if not line or line.startswith("//"):
@@ -48,9 +51,14 @@ def check_op(folder: Path, errors: list) -> int:
         if m:
             roles[m.group(1)].append(m.group(2))
             continue
+        m = AUTO_WHERE.match(line)
+        if m:
+            roles["AUTO"].append(m.group(1))
+            wheres.append((number, m.group(1), m.group(2)))
+            continue
         error(f"line {number}: neither a GPK_RUNG nor a role line: {line}")
 
-    names = []
+    names, files = [], {}
     for position, (number, nn, name, launcher, dtypes, takes) in enumerate(rungs):
         if nn != f"{position:02d}":
             error(f"line {number}: rung '{name}' is numbered {nn}, its place in the list is {position:02d}")
@@ -68,6 +76,7 @@ def check_op(folder: Path, errors: list) -> int:
         text = source.read_text()
         if folder.name in LAUNCH_FILES:
             text = (folder / LAUNCH_FILES[folder.name]).read_text()
+        files[name] = text
         if not re.search(rf"\bgpk_status {launcher}\(gpk_context &", text):
             error(f"{source.name} does not define the launcher {launcher} its line names")
         defines_takes = re.search(rf"\bgpk_status {launcher}_takes\(", text) is not None
@@ -90,6 +99,9 @@ def check_op(folder: Path, errors: list) -> int:
         for name in listed_names:
             if name not in names:
                 error(f"GPK_{role}({name}) names no rung of the list")
+    for number, name, where in wheres:
+        if name in files and not re.search(rf"\bgpk_status {where}\(gpk_context &", files[name]):
+            error(f"line {number}: the file of rung '{name}' does not define {where}")
     return len(rungs)
 
 

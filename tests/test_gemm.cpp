@@ -30,6 +30,8 @@ struct Config {
     bool nan_in_a = false;  // A's elements are NaN: legal to pass only when A is not read
     bool null_ab = false;   // A and B are NULL (only when m, n or k is 0)
     bool null_c = false;    // C is NULL (only when m or n is 0)
+    int64_t offset = 0;     // A, B and C start this many elements into their arrays
+                            // (1: pointers off 16-byte alignment, as from a slice)
 };
 
 struct AlphaBeta {
@@ -68,10 +70,11 @@ Shapes shapes_of(const Config &g) {
 
 std::string describe(const Config &g, const Shapes &s) {
     return format("gemm %s%s %s trans=%c%c m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " lda=%" PRId64 " ldb=%" PRId64
-                  " ldc=%" PRId64 " alpha=%g beta=%g%s%s%s",
+                  " ldc=%" PRId64 " alpha=%g beta=%g%s%s%s%s",
                   dtype_name(g.dtype), g.tf32 ? " (TF32)" : "", layout_name(g.layout), g.transa == GPK_TRANS ? 'T' : 'N',
                   g.transb == GPK_TRANS ? 'T' : 'N', g.m, g.n, g.k, s.a.ld, s.b.ld, s.c.ld, g.alpha, g.beta,
-                  g.nan_in_a ? " A=NaN" : "", g.null_ab ? " A=B=NULL" : "", g.null_c ? " C=NULL" : "");
+                  g.nan_in_a ? " A=NaN" : "", g.null_ab ? " A=B=NULL" : "", g.null_c ? " C=NULL" : "",
+                  g.offset != 0 ? format(" offset=%" PRId64, g.offset).c_str() : "");
 }
 
 // How the test stores, reads and bounds the elements of a dtype: T is float or double,
@@ -218,11 +221,20 @@ void run_config(Suite &suite, const Config &g, const std::vector<std::string> &v
         for (unsigned mem : quick ? std::vector<unsigned>{kAllHost} : suite.placements(3, rotation)) {
             Case c(suite, format("%s variant=%s mem=%s", base.c_str(), variant.c_str(), mem_name(mem, 3).c_str()));
             if (!suite.select(c, GPK_OP_GEMM, variant)) continue;
-            std::vector<T> a = d.a, b = d.b, cm = d.c0;
+            // The arrays with `offset` poisoned elements in front (the call sees them
+            // from there on).
+            const size_t off = static_cast<size_t>(g.offset);
+            auto prefixed = [&](const std::vector<T> &v) {
+                std::vector<T> p(off, poison<T>());
+                p.insert(p.end(), v.begin(), v.end());
+                return p;
+            };
+            const std::vector<T> a0 = prefixed(d.a), b0 = prefixed(d.b), c0 = prefixed(d.c0);
+            std::vector<T> a = a0, b = b0, cm = c0;
             DeviceArray da, db, dc;
-            const void *pa = g.null_ab ? nullptr : a.data();
-            const void *pb = g.null_ab ? nullptr : b.data();
-            void *pc = g.null_c ? nullptr : cm.data();
+            const void *pa = g.null_ab ? nullptr : a.data() + off;
+            const void *pb = g.null_ab ? nullptr : b.data() + off;
+            void *pc = g.null_c ? nullptr : cm.data() + off;
             if ((mem & 1u) && !(da.allocate(a.size() * sizeof(T)) && da.upload(a.data()))) {
                 c.fail("device copy of A: %s", da.error());
                 continue;
@@ -235,9 +247,9 @@ void run_config(Suite &suite, const Config &g, const std::vector<std::string> &v
                 c.fail("device copy of C: %s", dc.error());
                 continue;
             }
-            if ((mem & 1u) && pa != nullptr) pa = da.get();
-            if ((mem & 2u) && pb != nullptr) pb = db.get();
-            if ((mem & 4u) && pc != nullptr) pc = dc.get();
+            if ((mem & 1u) && pa != nullptr) pa = static_cast<const T *>(da.get()) + off;
+            if ((mem & 2u) && pb != nullptr) pb = static_cast<const T *>(db.get()) + off;
+            if ((mem & 4u) && pc != nullptr) pc = static_cast<T *>(dc.get()) + off;
 
             const gpk_status st = gpk_gemm(suite.ctx(), g.dtype, g.layout, g.transa, g.transb, g.m, g.n, g.k,
                                            g.alpha, pa, s.a.ld, pb, s.b.ld, g.beta, pc, s.c.ld);
@@ -248,13 +260,19 @@ void run_config(Suite &suite, const Config &g, const std::vector<std::string> &v
             }
             const bool ok = suite.accept(c, st, GPK_OP_GEMM, variant, g.dtype, "gpk_gemm");
             if (mem == kAllHost) {
-                check_unchanged(c, "A", d.a, a);
-                check_unchanged(c, "B", d.b, b);
+                check_unchanged(c, "A", a0, a);
+                check_unchanged(c, "B", b0, b);
             }
             if (!ok || quick) {
                 // A failed call and a quick return both leave C as it was.
-                check_unchanged(c, "C", d.c0, cm);
+                check_unchanged(c, "C", c0, cm);
                 continue;
+            }
+            if (off > 0) {
+                check_unchanged(c, "the elements of C's array before C",
+                                std::vector<T>(c0.begin(), c0.begin() + static_cast<std::ptrdiff_t>(off)),
+                                std::vector<T>(cm.begin(), cm.begin() + static_cast<std::ptrdiff_t>(off)));
+                cm.erase(cm.begin(), cm.begin() + static_cast<std::ptrdiff_t>(off));
             }
             check_c(c, g, s, d, cm);
         }
@@ -273,6 +291,52 @@ void run(Suite &suite, const Config &g, const std::vector<std::string> &variants
 struct Size3 {
     int64_t m, n, k;
 };
+
+// Whether `text` holds every one of `words` (up to the first null).
+bool mentions(const std::string &text, const char *const (&words)[4]) {
+    for (const char *w : words)
+        if (w != nullptr && text.find(w) == std::string::npos) return false;
+    return true;
+}
+
+// The tensor-core rungs refuse what they cannot compute with NOT_SUPPORTED, naming
+// themselves, the dtype and, for F32, the math mode; never with another kernel's
+// result: F32 in the default mode (exact FP32) and F64 on both, F32 in any mode on
+// mma_sync. The other cases of the suite count such refusals as unsupported; these
+// check the words.
+void tensor_core_refusals(Suite &suite, const std::vector<std::string> &variants) {
+    struct Refusal {
+        const char *variant;
+        int dtype;
+        int mode;
+        const char *words[4];
+    };
+    const Refusal refusals[] = {
+        {"wgmma_ws", GPK_F32, GPK_MATH_DEFAULT, {"'wgmma_ws'", "GPK_F32", "GPK_MATH_DEFAULT", "GPK_MATH_TF32"}},
+        {"wgmma_ws", GPK_F64, GPK_MATH_DEFAULT, {"'wgmma_ws'", "GPK_F64"}},
+        {"wgmma_ws", GPK_F64, GPK_MATH_TF32, {"'wgmma_ws'", "GPK_F64"}},
+        {"mma_sync", GPK_F32, GPK_MATH_DEFAULT, {"'mma_sync'", "GPK_F32"}},
+        {"mma_sync", GPK_F32, GPK_MATH_TF32, {"'mma_sync'", "GPK_F32"}},
+        {"mma_sync", GPK_F64, GPK_MATH_DEFAULT, {"'mma_sync'", "GPK_F64"}},
+    };
+    for (const Refusal &r : refusals) {
+        if (std::find(variants.begin(), variants.end(), r.variant) == variants.end()) continue;
+        Case c(suite, format("gemm %s %s in %s refused", r.variant, dtype_name(r.dtype),
+                             r.mode == GPK_MATH_TF32 ? "GPK_MATH_TF32" : "GPK_MATH_DEFAULT"));
+        if (!suite.select(c, GPK_OP_GEMM, r.variant)) continue;
+        if (!c.expect(gpk_set_math_mode(suite.ctx(), r.mode), GPK_SUCCESS, "gpk_set_math_mode")) continue;
+        const int64_t n = 17;
+        std::vector<double> a(n * n, 1.0), b(n * n, 1.0), cm(n * n, 2.0);
+        const std::vector<double> c0 = cm;
+        const gpk_status st = gpk_gemm(suite.ctx(), r.dtype, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, n, n, n, 1.0,
+                                       a.data(), n, b.data(), n, 0.0, cm.data(), n);
+        const std::string why = gpk_last_error(suite.ctx());
+        gpk_set_math_mode(suite.ctx(), GPK_MATH_DEFAULT);
+        if (c.expect(st, GPK_ERROR_NOT_SUPPORTED, "gpk_gemm") && !mentions(why, r.words))
+            c.fail("the refusal does not name the rung, the dtype and the mode: %s", why.c_str());
+        if (cm != c0) c.fail("a refused call wrote C");
+    }
+}
 
 }  // namespace
 
@@ -339,6 +403,29 @@ int main(int argc, char **argv) {
                 ++turn;
             }
     }
+
+    // The tensor-core paths (rungs mma_sync and wgmma_ws, and "auto", which takes
+    // wgmma_ws on sm_90): 16-bit and TF32 calls whose tiles are ragged in every
+    // dimension, every layout and transposition; C once where the TMA-store epilogue
+    // takes it (rows on 16 bytes, beta == 0, NaN in C) and once where it does not
+    // (A, B and C one element off 16 bytes, as slices are; every leading dimension
+    // above its minimum and odd; beta != 0). F32 operands not k-major or not aligned
+    // are packed by wgmma_ws, 16-bit ones only when not aligned.
+    {
+        const Kind tc_kinds[] = {{GPK_F16, false}, {GPK_BF16, false}, {GPK_F32, true}};
+        for (const Kind &kind : tc_kinds)
+            for (int layout : kLayouts)
+                for (int ta : kTrans)
+                    for (int tb : kTrans)
+                        for (int odd : {0, 1}) {
+                            if (suite.quick() && ta != tb) continue;  // the sanitizer's run: NN and TT
+                            Config g{kind.dtype, kind.tf32, layout,        ta,           tb,          520, 1000, 129,
+                                     3 * odd,    odd,       5 * odd,       odd ? -0.5 : 1.3, odd ? 2.0 : 0.0};
+                            g.offset = odd;
+                            run(suite, g, variants, rotation++);
+                        }
+    }
+    tensor_core_refusals(suite, variants);
 
     // k == 0: C = beta * C (beta == 0 gives exact zeros over a NaN C), with A and B
     // either NULL or valid and unread.

@@ -235,7 +235,7 @@ struct Row {
     double median_ms = 0, min_ms = 0;
     double throughput = 0;               // in the case's unit
     std::optional<double> ratio_to_vendor;      // throughput / variant 0's; >1 is faster
-    std::optional<double> speedup_over_first;   // throughput / rung 1's (cumulative)
+    std::optional<double> speedup_over_first;   // throughput / the first own rung's that ran (cumulative)
     std::optional<double> step_speedup;         // throughput / the rung below's
     std::optional<double> ratio_to_ceiling;     // throughput / the first ceiling's, where the case has one
 

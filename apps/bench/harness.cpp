@@ -208,14 +208,20 @@ std::optional<double> ratio(const Row &num, const Row &den) {
     return num.throughput / den.throughput;
 }
 
-// Variant 0 is the vendor; rung 1 is the first of the library's own (on a
-// one-variant ladder, variant 0 itself). `rows` holds variants only.
+// Variant 0 is the vendor; the ladder of ours starts at rung 1 (on a one-variant
+// ladder, variant 0 itself), or, for a dtype the first rungs do not take (the 16-bit
+// ones start at the tensor-core rungs), at the first rung that ran. A step is the
+// speedup over the rung below that ran, cumulative the speedup over that first one.
+// `rows` holds variants only.
 void fill_ratios(std::vector<Row> &rows, size_t ladder_size) {
-    const size_t first = ladder_size > 1 ? 1 : 0;
+    size_t first = ladder_size > 1 ? 1 : 0;
+    while (first + 1 < rows.size() && !rows[first].timed()) ++first;
+    size_t below = first;
     for (size_t i = 0; i < rows.size(); ++i) {
         rows[i].ratio_to_vendor = ratio(rows[i], rows[0]);
-        rows[i].speedup_over_first = first < rows.size() ? ratio(rows[i], rows[first]) : std::nullopt;
-        rows[i].step_speedup = i > first ? ratio(rows[i], rows[i - 1]) : std::nullopt;
+        rows[i].speedup_over_first = first < rows.size() && i >= first ? ratio(rows[i], rows[first]) : std::nullopt;
+        rows[i].step_speedup = i > first ? ratio(rows[i], rows[below]) : std::nullopt;
+        if (i > first && rows[i].timed()) below = i;
     }
 }
 

@@ -42,7 +42,7 @@ void print_table_header(const Env &env, const CaseResult &r, const std::string &
     if (r.has_ceilings)
         std::snprintf(vs_copy, sizeof vs_copy, "%*s  ", ceiling_column_width(r), ceiling_column(r).c_str());
     std::printf("  %2s  %-*s  %10s  %10s  %10s  %9s  %6s  %6s  %s%s\n", "#", r.name_width, "variant", "median ms",
-                "min ms", r.unit.c_str(), env.cuda ? "vs vendor" : "vs #0", "step", "vs #1", vs_copy, "check");
+                "min ms", r.unit.c_str(), env.cuda ? "vs vendor" : "vs #0", "step", "cumul", vs_copy, "check");
     std::fflush(stdout);
 }
 

@@ -377,7 +377,9 @@ gpk_status Call::chunk(int64_t index, const Transfer *in, int n_in, const Transf
     // A slot that only fed copies in is free again once they are done.
     if (staged && (out == nullptr || out->pinned)) GPK_FORWARD_IF_ERROR(release(*slot, s));
     if (wait_resident) GPK_CUDA_TRY(ctx_, cudaStreamWaitEvent(s, p_.resident_ready, 0));
-    // The rung runs on the lane's context: its stream, scratch and handles.
+    // The rung runs on the lane's context: its stream, scratch and handles, and the
+    // caller's math mode as it is for this call (TF32 rungs refuse F32 without it).
+    L.lane.ctx.math_mode = ctx_.math_mode;
     GPK_FORWARD_IF_ERROR(p_.trace.timed(ctx_, s, Step{GPK_STAGE_COMPUTE, l, index, 0}, [&]() -> gpk_status {
         return lane_failed(ctx_, L.lane, compute(L.lane.ctx));
     }));

@@ -11,7 +11,8 @@
 //       The rung in file cuda/<op>/NN_<name>.cu, NN its place in the ladder (from
 //       00, contiguous), `name` the one gpk_set_variant takes, `launcher` the
 //       function the file defines. dtypes: float (F32, F64), floats (F32, F64, F16,
-//       BF16), words (the 4- and 8-byte dtypes), all (words, F16, BF16), f32 or f64. takes:
+//       BF16), words (the 4- and 8-byte dtypes), all (words, F16, BF16), half (F16,
+//       BF16), f32_half (F32, F16, BF16), f32 or f64. takes:
 //       `any` when the rung runs every call of its dtypes, `checked` when it can
 //       refuse one (alignment, the GPU): the file then also defines
 //       `<launcher>_takes`, which says whether it takes a call and why not, and the
@@ -19,6 +20,11 @@
 //   GPK_VENDOR(name)     the vendor library's rung, the one validation checks against.
 //   GPK_REFERENCE(name)  the simplest rung of ours, which checks the vendor's.
 //   GPK_AUTO(name)       "auto": the first of these lines whose rung takes the call.
+//   GPK_AUTO_WHERE(name, where)
+//                        the same, for the calls where also `where` says the rung
+//                        leads the next choice (the measurements it follows are in
+//                        docs/PERFORMANCE.md): a function of the rung's file, shaped
+//                        like a takes function (*why_not null where the rung leads).
 //
 // A new rung is its file and one GPK_RUNG line (tests/check_rungs.py checks that
 // the files and the lists agree).
@@ -34,12 +40,15 @@
 #define GPK_DTYPES_floats (GPK_DTYPES_float | (1u << GPK_F16) | (1u << GPK_BF16))
 #define GPK_DTYPES_f32 (1u << GPK_F32)
 #define GPK_DTYPES_f64 (1u << GPK_F64)
+#define GPK_DTYPES_half ((1u << GPK_F16) | (1u << GPK_BF16))
+#define GPK_DTYPES_f32_half (GPK_DTYPES_f32 | GPK_DTYPES_half)
 
 namespace gpk::cuda {
 
 #define GPK_VENDOR(name)
 #define GPK_REFERENCE(name)
 #define GPK_AUTO(name)
+#define GPK_WHERE_DECL(where, Args) gpk_status where(gpk_context &ctx, const Args &args, const char **why_not);
 #define GPK_TAKES_DECL_any(launcher, Args)
 #define GPK_TAKES_DECL_checked(launcher, Args) \
     gpk_status launcher##_takes(gpk_context &ctx, const Args &args, const char **why_not);
@@ -48,16 +57,24 @@ namespace gpk::cuda {
     GPK_TAKES_DECL_##takes(launcher, Args)
 
 #define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, GemmArgs, takes)
+#define GPK_AUTO_WHERE(name, where) GPK_WHERE_DECL(where, GemmArgs)
 #include "gemm/rungs.def"
+#undef GPK_AUTO_WHERE
 #undef GPK_RUNG
 #define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, ReduceArgs, takes)
+#define GPK_AUTO_WHERE(name, where) GPK_WHERE_DECL(where, ReduceArgs)
 #include "reduce/rungs.def"
+#undef GPK_AUTO_WHERE
 #undef GPK_RUNG
 #define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, TransposeArgs, takes)
+#define GPK_AUTO_WHERE(name, where) GPK_WHERE_DECL(where, TransposeArgs)
 #include "transpose/rungs.def"
+#undef GPK_AUTO_WHERE
 #undef GPK_RUNG
 #define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, PiArgs, takes)
+#define GPK_AUTO_WHERE(name, where) GPK_WHERE_DECL(where, PiArgs)
 #include "pi/rungs.def"
+#undef GPK_AUTO_WHERE
 #undef GPK_RUNG
 // The batched rungs' launchers are gemm_batched/launch.cu's (see its rungs.def).
 #define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, GemmBatchedCall, takes)
@@ -65,6 +82,7 @@ namespace gpk::cuda {
 #undef GPK_RUNG
 
 #undef GPK_DECLARE
+#undef GPK_WHERE_DECL
 #undef GPK_TAKES_DECL_checked
 #undef GPK_TAKES_DECL_any
 #undef GPK_AUTO
