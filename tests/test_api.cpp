@@ -284,11 +284,24 @@ void settings(Suite &suite) {
             for (const std::string &variant : suite.variants(op)) {
                 Case v(suite, format("validation mode %s variant=%s", op_name(op), variant.c_str()));
                 if (!suite.select(v, op, variant)) continue;
-                // A gemm variant without F32 (the F64 tensor-core rung) says so even
-                // for an empty call; it is checked with the F64 call instead.
-                const bool f64_only = op == GPK_OP_GEMM &&
-                                      gpk_gemm(ctx, GPK_F32, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, 0, 0, 0, 1.0,
-                                               nullptr, 1, nullptr, 1, 0.0, nullptr, 1) == GPK_ERROR_NOT_SUPPORTED;
+                // A gemm variant that refuses F32 (the F64 tensor-core rung by its
+                // dtypes, wgmma_ws outside the TF32 math mode) is checked with the F64
+                // call instead; one that refuses both (the 16-bit tensor-core rungs) is
+                // checked by validation_16bit_and_tf32.
+                const auto refuses = [&](int dtype) {
+                    float a1[1] = {1}, b1[1] = {1}, c1[1] = {0};
+                    double a2[1] = {1}, b2[1] = {1}, c2[1] = {0};
+                    const bool f32 = dtype == GPK_F32;
+                    return gpk_gemm(ctx, dtype, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, 1, 1, 1, 1.0,
+                                    f32 ? static_cast<void *>(a1) : a2, 1, f32 ? static_cast<void *>(b1) : b2, 1, 0.0,
+                                    f32 ? static_cast<void *>(c1) : c2, 1) == GPK_ERROR_NOT_SUPPORTED;
+                };
+                const bool f64_only = op == GPK_OP_GEMM && variant != "auto" && refuses(GPK_F32);
+                if (f64_only && refuses(GPK_F64)) {
+                    v.mark_unsupported();
+                    gpk_set_variant(ctx, op, nullptr);
+                    continue;
+                }
                 small_calls(v, ctx, f64_only, op == GPK_OP_TRANSPOSE ? variant : "auto");
                 if (op == GPK_OP_GEMM_BATCHED) small_batched(v, ctx, variant);
                 gpk_set_variant(ctx, op, nullptr);

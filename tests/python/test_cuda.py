@@ -39,10 +39,13 @@ def cuda(gpu):
 
 def supports(context, op, dtype):
     """Whether the variant set on context takes dtype: an empty call answers
-    NotSupportedError for a dtype the variant lacks."""
+    NotSupportedError for a dtype the variant lacks; a gemm rung may also refuse a
+    dtype it lists for the context's state (wgmma_ws takes F32 in the TF32 math mode
+    only), which only a call with work says."""
     try:
         if op == "gemm":
             context.gemm(np.empty((0, 0), dtype), np.empty((0, 0), dtype))
+            context.gemm(np.ones((1, 1), dtype), np.ones((1, 1), dtype))
         elif op == "transpose":
             context.transpose(np.empty((0, 0), dtype))
     except gpk.NotSupportedError:
