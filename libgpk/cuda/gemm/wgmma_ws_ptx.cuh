@@ -1,0 +1,252 @@
+// The wgmma, mbarrier and TMA instructions of gemm rung 12 (12_wgmma_ws.cu), as inline
+// PTX: included by that file inside namespace gpk::cuda::tc::ws12, after the tile
+// constants it uses, and nowhere else.
+
+#define GPK_WGMMA_D_REGS \
+    "{" "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15" \
+    ", " "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31" \
+    ", " "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47" \
+    ", " "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63" \
+    ", " "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79" \
+    ", " "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95" \
+    ", " "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111" \
+    ", " "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127" "}"
+
+#define GPK_WGMMA_D_REGS_64 \
+    "{" "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15" \
+    ", " "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31" \
+    ", " "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47" \
+    ", " "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63" "}"
+
+#define GPK_WGMMA_D_OUTS_64(d) \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+    "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+    "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+
+#define GPK_WGMMA_D_OUTS(d) \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+    "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+    "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
+    "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+    "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
+    "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
+    "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
+    "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
+    "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
+    "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
+    "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+
+#ifdef GPK_SM90A_CODE
+// Shared-memory matrix descriptors, 128-byte swizzle (bits 0-13 address, 16-29 leading
+// byte offset, 32-45 stride byte offset, 62-63 swizzle mode; offsets in 16 bytes).
+// k-major: rows of 128 bytes of k, 8-row groups 1024 bytes apart (stride offset), the
+// leading offset unused; k steps add 32 bytes inside the row.
+__device__ __forceinline__ uint64_t desc_kmajor(uint32_t saddr) {
+    return uint64_t((saddr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) |
+           (uint64_t(1) << 62);
+}
+// MN-major (16-bit only): each TMA box is 64 k-rows of 64 elements along m or n (128
+// bytes); groups of 8 k-rows are 1024 bytes apart (stride offset), consecutive boxes of
+// 64 along m or n are MN_BOX_BYTES apart (leading offset); k steps of 16 add 16 rows.
+__device__ __forceinline__ uint64_t desc_mnmajor(uint32_t saddr) {
+    return uint64_t((saddr & 0x3FFFF) >> 4) | (uint64_t(MN_BOX_BYTES >> 4) << 16) |
+           (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
+}
+
+// imm-trans-a/b = 1: that operand is MN-major in shared memory (16-bit types only).
+template <class T, int TA, int TB>
+__device__ __forceinline__ void wgmma_128(float (&d)[64], uint64_t da, uint64_t db) {
+    if constexpr (sizeof(T) == 4) {
+        static_assert(TA == 0 && TB == 0, "TF32 wgmma reads k-major operands only");
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " GPK_WGMMA_D_REGS_64
+                     ", %64, %65, p, 1, 1;\n}\n"
+                     : GPK_WGMMA_D_OUTS_64(d)
+                     : "l"(da), "l"(db), "r"(1));
+    } else if constexpr (std::is_same_v<T, __half>) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " GPK_WGMMA_D_REGS_64
+                     ", %64, %65, p, 1, 1, %67, %68;\n}\n"
+                     : GPK_WGMMA_D_OUTS_64(d)
+                     : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
+    } else {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " GPK_WGMMA_D_REGS_64
+                     ", %64, %65, p, 1, 1, %67, %68;\n}\n"
+                     : GPK_WGMMA_D_OUTS_64(d)
+                     : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
+    }
+}
+
+template <class T, int TA, int TB>
+__device__ __forceinline__ void wgmma_256(float (&d)[128], uint64_t da, uint64_t db) {
+    if constexpr (sizeof(T) == 4) {
+        static_assert(TA == 0 && TB == 0, "TF32 wgmma reads k-major operands only");
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " GPK_WGMMA_D_REGS
+                     ", %128, %129, p, 1, 1;\n}\n"
+                     : GPK_WGMMA_D_OUTS(d)
+                     : "l"(da), "l"(db), "r"(1));
+    } else if constexpr (std::is_same_v<T, __half>) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 " GPK_WGMMA_D_REGS
+                     ", %128, %129, p, 1, 1, %131, %132;\n}\n"
+                     : GPK_WGMMA_D_OUTS(d)
+                     : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
+    } else {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 " GPK_WGMMA_D_REGS
+                     ", %128, %129, p, 1, 1, %131, %132;\n}\n"
+                     : GPK_WGMMA_D_OUTS(d)
+                     : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
+    }
+}
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Arrives on the barrier at the same shared-memory offset in block `rank` of the cluster.
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
+    asm volatile(
+        "{\n.reg .b32 remote;\n"
+        "mapa.shared::cluster.u32 remote, %0, %1;\n"
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+        "r"(rank)
+        : "memory");
+}
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// Returns once the phase of parity `parity` has completed.
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+    asm volatile(
+        "{\n.reg .pred done;\n"
+        "WAIT_%=:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra WAIT_%=;\n}\n" ::"r"(bar),
+        "r"(parity)
+        : "memory");
+}
+// The same box into the same shared-memory offset of every block in `mask`, each
+// block's barrier at `bar` receiving the bytes that land in it.
+__device__ __forceinline__ void tma_load_2d_mc(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1,
+                                               uint16_t mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
+        "[%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+        : "memory");
+}
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
+        "[%4];\n" ::"r"(dst),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
+        : "memory");
+}
+// A box of shared memory into the tensor at (c0, c1), clipped to the tensor's bounds;
+// completes in this thread's bulk group.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, uint32_t src, int c0, int c1) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+                     reinterpret_cast<uint64_t>(map)),
+                 "r"(src), "r"(c0), "r"(c1)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// This thread's bulk stores have read their shared memory (it may be written again).
+__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+// ... and have written global memory.
+__device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+__device__ __forceinline__ void st_shared_u32(uint32_t a, uint32_t v) {
+    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(a), "r"(v) : "memory");
+}
+template <class T>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+    typename Pair<T>::type v;
+    if constexpr (std::is_same_v<T, __half>) v = __floats2half2_rn(lo, hi);
+    else v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&v);
+}
+#endif
+
+#ifdef GPK_SM90A_CODE
+// Writes columns 64 h .. 64 h + 63 of a consumer's 64 x BQ accumulators, times alpha
+// and rounded once, into the 64 x 64 box at `box` in the 128-byte swizzle the TMA store
+// reads: 16-byte chunk j of row r lies at chunk j ^ (r % 8), so the eight rows one
+// fragment store covers fall in eight different chunks (all 32 banks).
+template <class T, int BQ>
+__device__ __forceinline__ void stage_box(const float (&d)[BQ / 2], uint32_t box, int h, float alpha, int t) {
+    const int warp = t / 32, lane = t % 32, r0 = warp * 16 + (lane >> 2);
+#pragma unroll
+    for (int jj = 0; jj < OUT_BOX / 8; ++jj) {
+        const int j = h * (OUT_BOX / 8) + jj;
+        const uint32_t a = box + r0 * ROW_BYTES + ((jj ^ (r0 & 7)) << 4) + 4 * (lane & 3);
+        st_shared_u32(a, pack2<T>(alpha * d[4 * j], alpha * d[4 * j + 1]));
+        st_shared_u32(a + 8 * ROW_BYTES, pack2<T>(alpha * d[4 * j + 2], alpha * d[4 * j + 3]));  // row r0 + 8
+    }
+}
+
+// Stores a consumer's 64 x BQ accumulators (rows p_base.., columns q_base..) through
+// its staging buffer: C = alpha * acc + beta * C, one rounding, only inside P x Q.
+template <class T, int BQ>
+__device__ __forceinline__ void store_tile(const float (&d)[BQ / 2], uint8_t *buf, int bar_id, const Epilogue &ep,
+                                           int64_t P, int64_t Q, int64_t p_base, int64_t q_base, int t) {
+    const int warp = t / 32, lane = t % 32, r0 = warp * 16 + (lane >> 2);
+    const bool vec = ep.vec4;
+#pragma unroll
+    for (int pass = 0; pass < BQ / EPI_COLS; ++pass) {
+#pragma unroll
+        for (int jj = 0; jj < EPI_COLS / 8; ++jj) {
+            const int j = pass * (EPI_COLS / 8) + jj, col = jj * 8 + 2 * (lane & 3);
+            *reinterpret_cast<float2 *>(buf + r0 * EPI_ROW_BYTES + col * 4) = make_float2(d[4 * j], d[4 * j + 1]);
+            *reinterpret_cast<float2 *>(buf + (r0 + 8) * EPI_ROW_BYTES + col * 4) =
+                make_float2(d[4 * j + 2], d[4 * j + 3]);
+        }
+        asm volatile("bar.sync %0, 128;\n" ::"r"(bar_id) : "memory");
+#pragma unroll
+        for (int it = 0; it < 4; ++it) {
+            const int row = it * 16 + t / 8, ch = t % 8;
+            const float4 v = *reinterpret_cast<const float4 *>(buf + row * EPI_ROW_BYTES + ch * 16);
+            const int64_t p = p_base + row, q = q_base + pass * EPI_COLS + ch * 4;
+            if (p >= P || q >= Q) continue;
+            T *c = static_cast<T *>(ep.C) + p * ep.ldc + q;
+            float o[4] = {ep.alpha * v.x, ep.alpha * v.y, ep.alpha * v.z, ep.alpha * v.w};
+            if (vec && q + 4 <= Q) {
+                using V4 = std::conditional_t<sizeof(T) == 4, float4, uint2>;
+                V4 w;
+                if (ep.beta != 0.0f) {
+                    const V4 old = *reinterpret_cast<const V4 *>(c);
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) o[e] += ep.beta * to_f32<T>(reinterpret_cast<const T *>(&old)[e]);
+                }
+#pragma unroll
+                for (int e = 0; e < 4; ++e) reinterpret_cast<T *>(&w)[e] = from_f32<T>(o[e]);
+                *reinterpret_cast<V4 *>(c) = w;
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    if (q + e < Q) c[e] = from_f32<T>(ep.beta != 0.0f ? o[e] + ep.beta * to_f32<T>(c[e]) : o[e]);
+            }
+        }
+        asm volatile("bar.sync %0, 128;\n" ::"r"(bar_id) : "memory");
+    }
+}
+#endif
+
+
