@@ -12,17 +12,25 @@ class FailingLibrary:
     """libgpk with one function replaced by one that records its call and fails
     with `status`, the way a call that gets past the binding's checks and is then
     refused by the library (out of memory, a rung that does not take the dtype, a
-    validation failure) comes back."""
+    validation failure) comes back.
+
+    It stands in for both ways the binding calls the library: the ctypes library
+    (ctx._lib, gpk_* names) and the per-operation calls (ctx._calls, names without
+    the prefix)."""
+
+    _OPERATIONS = ("gemm", "gemm_strided_batched", "reduce", "transpose")
 
     def __init__(self, name, status):
         self._real = _library.lib()
+        self._real_calls = _library.calls()
         self._name = name
         self._status = int(status)
         self.calls = 0
 
     def __getattr__(self, name):
-        if name != self._name:
-            return getattr(self._real, name)
+        operation = name in self._OPERATIONS
+        if (f"gpk_{name}" if operation else name) != self._name:
+            return getattr(self._real_calls if operation else self._real, name)
 
         def failing(*args):
             self.calls += 1
@@ -34,6 +42,7 @@ class FailingLibrary:
 def _fail_on(ctx, name, status=gpk.ERROR_OUT_OF_MEMORY):
     fake = FailingLibrary(name, status)
     ctx._lib = fake
+    ctx._calls = fake
     return fake
 
 

@@ -267,6 +267,15 @@ _ALLOCATORS = {"cupy": _cupy_empty, "numba": _numba_empty, "torch": _torch_empty
 _allocator_of_type = {}  # type -> allocator (None: no allocator known)
 
 
+def allocator_for(kind):
+    """allocate(obj, shape, dtype, order) for device arrays of type `kind`, or None."""
+    try:
+        return _allocator_of_type[kind]
+    except KeyError:
+        allocate = _allocator_of_type[kind] = _ALLOCATORS.get(kind.__module__.split(".")[0])
+        return allocate
+
+
 def empty_like(proto, shape, dtype, order, where):
     """A new array for a result: numpy, or of the same device-array library as
     `proto` (CuPy, Numba, PyTorch). Other device-array types must pass out=."""
@@ -274,10 +283,7 @@ def empty_like(proto, shape, dtype, order, where):
         return np.empty(shape, dtype=dtype, order=order)
     obj = proto.obj
     kind = type(obj)
-    try:
-        allocate = _allocator_of_type[kind]
-    except KeyError:
-        allocate = _allocator_of_type[kind] = _ALLOCATORS.get(kind.__module__.split(".")[0])
+    allocate = allocator_for(kind)
     if allocate is None:
         raise invalid(
             f"out: cannot allocate a result like a {kind.__module__}.{kind.__name__}; "

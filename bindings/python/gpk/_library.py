@@ -204,8 +204,53 @@ def lib():
         with _lock:
             if _lib is None:
                 _lib_loaded, _path = _open()
+                _bind(_lib_loaded)
                 _lib = _lib_loaded
     return _lib
+
+
+# The per-operation calls go through the compiled module _calls where it was built
+# (it converts arguments in C: a small product's call costs less than through
+# ctypes), else through ctypes. Both take the same arguments, the context as an int
+# or a ctypes pointer, and return the status. GPK_PYTHON_CTYPES=1 keeps to ctypes.
+try:
+    from . import _calls as _compiled
+except ImportError:  # pragma: no cover - built without Python's headers
+    _compiled = None
+if os.environ.get("GPK_PYTHON_CTYPES", "") not in ("", "0"):
+    _compiled = None
+
+_OPERATIONS = ("gpk_gemm", "gpk_gemm_strided_batched", "gpk_reduce", "gpk_transpose")
+
+
+class Calls:
+    """gemm, gemm_strided_batched, reduce and transpose of the loaded libgpk."""
+
+    __slots__ = ("gemm", "gemm_strided_batched", "reduce", "transpose", "compiled")
+
+    def __init__(self, functions, compiled):
+        self.gemm, self.gemm_strided_batched, self.reduce, self.transpose = functions
+        self.compiled = compiled
+
+
+_calls = None
+
+
+def _bind(library):
+    global _calls
+    if _compiled is not None:
+        _compiled.bind(*(ctypes.cast(getattr(library, name), ctypes.c_void_p).value for name in _OPERATIONS))
+        functions = (_compiled.gemm, _compiled.gemm_strided_batched, _compiled.reduce, _compiled.transpose)
+    else:
+        functions = tuple(getattr(library, name) for name in _OPERATIONS)
+    _calls = Calls(functions, _compiled is not None)
+
+
+def calls():
+    """The per-operation calls (Calls) of the loaded libgpk."""
+    if _calls is None:
+        lib()
+    return _calls
 
 
 def path():

@@ -217,6 +217,8 @@ class Context:
         check(lib.gpk_create(ctypes.byref(handle), code, device), None, "gpk_create")
         self._lib = lib
         self._handle = handle
+        self._hv = handle.value  # the handle as an int, for the per-operation calls
+        self._calls = _library.calls()
         self._stream = None
         resolved = ctypes.c_int()
         check(lib.gpk_get_backend(handle, ctypes.byref(resolved)), handle, "gpk_get_backend")
@@ -407,6 +409,10 @@ class Context:
         h = self._handle
         if h is None:
             self._h()  # raises
+        if C is None:
+            result = self._gemm_short(A, B, alpha, beta, transa, transb, out)
+            if result is not None:
+                return result
         a = _arrays.as_input(A, "A", where)
         b = _arrays.as_input(B, "B", where)
         if len(a.shape) != 2:
@@ -481,8 +487,8 @@ class Context:
         if target is None:
             ldc = storages[orient]
             ptr_c = o.ptr
-        status = self._lib.gpk_gemm(
-            h, a.code, ROW_MAJOR if orient == ROW else COL_MAJOR, transa_code, transb_code,
+        status = self._calls.gemm(
+            self._hv, a.code, ROW_MAJOR if orient == ROW else COL_MAJOR, transa_code, transb_code,
             m, n, k, alpha, a.ptr, lda, b.ptr, ldb, beta, ptr_c, ldc,
         )
         if status:
@@ -490,6 +496,66 @@ class Context:
         if target is not None:
             out[...] = target
         return out
+
+    def _gemm_short(self, A, B, alpha, beta, transa, transb, out):
+        """The commonest call in fewer steps: A, B (and out, when given) C-ordered
+        device arrays of one dtype, no C. Every check the general path makes for
+        such a call is made here too; any other call, and any doubt, gives None,
+        and the general path takes it (and reports what is wrong with it)."""
+        if not (type(alpha) is float or type(alpha) is int) or not (type(beta) is float or type(beta) is int):
+            return None
+        if beta != 0 or type(transa) is not bool or type(transb) is not bool:
+            return None
+        try:
+            ia = A.__cuda_array_interface__
+            ib = B.__cuda_array_interface__
+            # strides None: C order (the interface's own rule); then ld is a row's length.
+            if ia.get("strides") is not None or ib.get("strides") is not None:
+                return None
+            if ia.get("mask") is not None or ib.get("mask") is not None:
+                return None
+            typestr = ia["typestr"]
+            if ib["typestr"] != typestr:
+                return None
+            dtype, code = _arrays._typestr(typestr)
+            rows_a, cols_a = ia["shape"]
+            rows_b, cols_b = ib["shape"]
+            pa = ia["data"][0]
+            pb = ib["data"][0]
+        except Exception:  # noqa: BLE001  (the general path names what is wrong)
+            return None
+        if code is None or type(pa) is not int or type(pb) is not int:
+            return None
+        m, k = (cols_a, rows_a) if transa else (rows_a, cols_a)
+        k_b, n = (cols_b, rows_b) if transb else (rows_b, cols_b)
+        item = dtype.itemsize
+        if k_b != k or not (m > 0 and n > 0 and k > 0) or pa % item or pb % item:
+            return None
+        if out is None:
+            allocate = _arrays.allocator_for(type(A))
+            if allocate is None:
+                return None
+            result = allocate(A, (m, n), dtype, "C")
+        else:
+            result = out
+        try:
+            io = result.__cuda_array_interface__
+            if io.get("strides") is not None or io.get("mask") is not None or io["typestr"] != typestr:
+                return None  # out is checked by the general path; a new array is allocated anew there
+            po, readonly = io["data"]
+            if readonly or type(po) is not int or po % item or tuple(io["shape"]) != (m, n):
+                return None
+        except Exception:  # noqa: BLE001
+            return None
+        # out overlapping A or B is the library's to refuse (C must not overlap them),
+        # before it writes anything.
+        status = self._calls.gemm(
+            self._hv, code, ROW_MAJOR, TRANS if transa else NO_TRANS, TRANS if transb else NO_TRANS,
+            m, n, k, float(alpha), pa, cols_a, pb, cols_b, 0.0, po, n,
+        )
+        if status:
+            check(status, self._handle, "gpk_gemm")
+        return result
 
     def matmul(self, A, B, out=None):
         """A @ B over stacks of matrices, with numpy.matmul's conventions: A is
@@ -544,8 +610,8 @@ class Context:
         if o.dtype != dtype:
             raise invalid(f"out has dtype {o.dtype}, expected {dtype}", where)
         ldc, stride_c = _stack_out(o, batch, where)
-        status = self._lib.gpk_gemm_strided_batched(
-            h, a.code, ROW_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0,
+        status = self._calls.gemm_strided_batched(
+            self._hv, a.code, ROW_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0,
             a.ptr, lda, stride_a, b.ptr, ldb, stride_b, 0.0, o.ptr, ldc, stride_c, batch,
         )
         if status:
@@ -573,7 +639,7 @@ class Context:
         if code is None:
             code = _arrays.gpk_dtype(v.dtype, "x", where)  # raises, naming the dtype
         result = _RESULT_TYPES[code]()
-        status = self._lib.gpk_reduce(h, code, op_code, v.ptr, v.size, ctypes.byref(result))
+        status = self._calls.reduce(self._hv, code, op_code, v.ptr, v.size, ctypes.addressof(result))
         if status:
             check(status, h, "gpk_reduce")
         return result.value
@@ -629,8 +695,8 @@ class Context:
             a_storages = a.storages()
 
         check(
-            self._lib.gpk_transpose(
-                h, code, ROW_MAJOR if orient == ROW else COL_MAJOR, rows, cols,
+            self._calls.transpose(
+                self._hv, code, ROW_MAJOR if orient == ROW else COL_MAJOR, rows, cols,
                 a.ptr, a_storages[orient], o.ptr, o_storages[orient],
             ),
             h,
