@@ -118,8 +118,9 @@ class DeviceLike:
 @pytest.fixture
 def device_like():
     # An allocator for results like DeviceLike, as the package has one for CuPy's.
-    _arrays._allocator_of_type[DeviceLike] = lambda obj, shape, dtype, order: DeviceLike(
-        np.full(shape, np.nan, dtype=dtype, order=order)
+    _arrays._allocator_of_type[DeviceLike] = (
+        lambda obj, shape, dtype, order: DeviceLike(np.full(shape, np.nan, dtype=dtype, order=order)),
+        lambda array: array.array.ctypes.data,
     )
     yield DeviceLike
     del _arrays._allocator_of_type[DeviceLike]

@@ -168,6 +168,34 @@ def _from_cuda_interface(obj, iface, name, where):
     return Operand(obj, int(ptr or 0), shape, strides, dtype, True, not readonly, code)
 
 
+def _interface_view(obj):
+    iface = obj.__cuda_array_interface__
+    c_order = iface.get("strides") is None and iface.get("mask") is None  # the interface's rule
+    return iface["shape"], iface["typestr"], c_order, iface["data"][0]
+
+
+def _cupy_view(obj):
+    # CuPy builds its interface dict, descr list included, on each access; these
+    # attributes cost a fraction of that.
+    return obj.shape, obj.dtype.str, obj.flags.c_contiguous, obj.data.ptr
+
+
+_VIEWS = {"cupy": _cupy_view}
+_view_of_type = {}
+
+
+def device_view(obj):
+    """(shape, typestr, C-ordered, address) of a device array, read the quickest
+    way its library allows; None for an object without __cuda_array_interface__."""
+    kind = type(obj)
+    view = _view_of_type.get(kind)
+    if view is None:
+        if not hasattr(kind, "__cuda_array_interface__"):
+            return None
+        view = _view_of_type[kind] = _VIEWS.get(kind.__module__.split(".")[0], _interface_view)
+    return view(obj)
+
+
 def _from_numpy(arr):
     return Operand(arr, arr.__array_interface__["data"][0], arr.shape, arr.strides, arr.dtype, False,
                    arr.flags.writeable, DTYPES.get(arr.dtype))
@@ -238,14 +266,23 @@ def overlaps(a, b):
     return a.device == b.device and lo_a < hi_b and lo_b < hi_a
 
 
-def _cupy_empty(obj, shape, dtype, order):
-    import cupy
+_cupy = None
 
-    # Entering the array's device costs two runtime calls: only when it is not current.
-    if obj.device.id == cupy.cuda.runtime.getDevice():
-        return cupy.empty(shape, dtype=dtype, order=order)
+
+def _cupy_empty(obj, shape, dtype, order):
+    global _cupy
+    cupy = _cupy
+    if cupy is None:
+        import cupy
+
+        _cupy = cupy
+    # Entering the array's device costs two runtime calls: only when it is not
+    # current. The array's memory names its device without making a Device object,
+    # and the ndarray constructor is what cupy.empty calls, less a Python frame.
+    if obj.data.device_id == cupy.cuda.runtime.getDevice():
+        return cupy.ndarray(shape, dtype, order=order)
     with obj.device:
-        return cupy.empty(shape, dtype=dtype, order=order)
+        return cupy.ndarray(shape, dtype, order=order)
 
 
 def _numba_empty(obj, shape, dtype, order):
@@ -264,16 +301,27 @@ def _torch_empty(obj, shape, dtype, order):
 
 
 _ALLOCATORS = {"cupy": _cupy_empty, "numba": _numba_empty, "torch": _torch_empty}
-_allocator_of_type = {}  # type -> allocator (None: no allocator known)
+# Where an array that an allocator above made starts, without building its
+# __cuda_array_interface__ (CuPy builds the dict anew on each access).
+_POINTERS = {"cupy": lambda array: array.data.ptr}
+_allocator_of_type = {}  # type -> (allocator, pointer of its arrays); (None, None): none known
 
 
-def allocator_for(kind):
-    """allocate(obj, shape, dtype, order) for device arrays of type `kind`, or None."""
+def _interface_pointer(array):
+    return array.__cuda_array_interface__["data"][0]
+
+
+def allocators_for(kind):
+    """(allocate(obj, shape, dtype, order), pointer(array)) for device arrays of
+    type `kind`: a new array like obj, and where such a new array starts; (None,
+    None) when the package cannot allocate like `kind`."""
     try:
         return _allocator_of_type[kind]
     except KeyError:
-        allocate = _allocator_of_type[kind] = _ALLOCATORS.get(kind.__module__.split(".")[0])
-        return allocate
+        library = kind.__module__.split(".")[0]
+        allocate = _ALLOCATORS.get(library)
+        found = _allocator_of_type[kind] = (allocate, _POINTERS.get(library, _interface_pointer) if allocate else None)
+        return found
 
 
 def empty_like(proto, shape, dtype, order, where):
@@ -283,7 +331,7 @@ def empty_like(proto, shape, dtype, order, where):
         return np.empty(shape, dtype=dtype, order=order)
     obj = proto.obj
     kind = type(obj)
-    allocate = allocator_for(kind)
+    allocate = allocators_for(kind)[0]
     if allocate is None:
         raise invalid(
             f"out: cannot allocate a result like a {kind.__module__}.{kind.__name__}; "

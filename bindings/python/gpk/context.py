@@ -507,21 +507,16 @@ class Context:
         if beta != 0 or type(transa) is not bool or type(transb) is not bool:
             return None
         try:
-            ia = A.__cuda_array_interface__
-            ib = B.__cuda_array_interface__
-            # strides None: C order (the interface's own rule); then ld is a row's length.
-            if ia.get("strides") is not None or ib.get("strides") is not None:
+            va = _arrays.device_view(A)
+            vb = _arrays.device_view(B)
+            if va is None or vb is None:
                 return None
-            if ia.get("mask") is not None or ib.get("mask") is not None:
-                return None
-            typestr = ia["typestr"]
-            if ib["typestr"] != typestr:
+            (rows_a, cols_a), typestr, c_a, pa = va
+            (rows_b, cols_b), typestr_b, c_b, pb = vb
+            # C order: ld is a row's length.
+            if not (c_a and c_b) or typestr_b != typestr:
                 return None
             dtype, code = _arrays._typestr(typestr)
-            rows_a, cols_a = ia["shape"]
-            rows_b, cols_b = ib["shape"]
-            pa = ia["data"][0]
-            pb = ib["data"][0]
         except Exception:  # noqa: BLE001  (the general path names what is wrong)
             return None
         if code is None or type(pa) is not int or type(pb) is not int:
@@ -532,21 +527,22 @@ class Context:
         if k_b != k or not (m > 0 and n > 0 and k > 0) or pa % item or pb % item:
             return None
         if out is None:
-            allocate = _arrays.allocator_for(type(A))
+            allocate, pointer = _arrays.allocators_for(type(A))
             if allocate is None:
                 return None
             result = allocate(A, (m, n), dtype, "C")
+            po = pointer(result)
         else:
             result = out
-        try:
-            io = result.__cuda_array_interface__
-            if io.get("strides") is not None or io.get("mask") is not None or io["typestr"] != typestr:
-                return None  # out is checked by the general path; a new array is allocated anew there
-            po, readonly = io["data"]
-            if readonly or type(po) is not int or po % item or tuple(io["shape"]) != (m, n):
+            try:
+                io = out.__cuda_array_interface__
+                if io.get("strides") is not None or io.get("mask") is not None or io["typestr"] != typestr:
+                    return None
+                po, readonly = io["data"]
+                if readonly or type(po) is not int or po % item or tuple(io["shape"]) != (m, n):
+                    return None
+            except Exception:  # noqa: BLE001  (the general path names what is wrong)
                 return None
-        except Exception:  # noqa: BLE001
-            return None
         # out overlapping A or B is the library's to refuse (C must not overlap them),
         # before it writes anything.
         status = self._calls.gemm(
