@@ -206,3 +206,34 @@ def test_short_path_reports_a_failing_library_call(ctx, rng, device_like):
     ctx._calls = Failing()
     with pytest.raises(gpk.OutOfMemoryError):
         ctx._gemm_short(a, b, 1.0, 0.0, False, False, None)
+
+
+class FakeCupyArray:
+    """What the short path reads of a CuPy array, under CuPy's module name."""
+
+    __module__ = "cupy._core.core"
+
+    class _Memory:
+        def __init__(self, ptr):
+            self.ptr = ptr
+            self.device_id = 0
+
+    def __init__(self, array):
+        self.array = array
+        self.shape = array.shape
+        self.dtype = array.dtype
+        self.flags = array.flags
+        self._c_contiguous = array.flags.c_contiguous
+        self.data = self._Memory(array.ctypes.data)
+
+    @property
+    def __cuda_array_interface__(self):
+        raise AssertionError("the short path reads CuPy arrays through their attributes")
+
+
+def test_cupy_arrays_are_read_through_their_attributes(rng):
+    c = rng.standard_normal((3, 4))
+    f = np.asfortranarray(c)
+    assert _arrays.device_view(FakeCupyArray(c)) == ((3, 4), c.dtype.str, True, c.ctypes.data)
+    assert _arrays.device_view(FakeCupyArray(f))[2] is False
+    assert _arrays.device_view(np.ones(2)) is None

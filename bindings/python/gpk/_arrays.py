@@ -180,7 +180,16 @@ def _cupy_view(obj):
     return obj.shape, obj.dtype.str, obj.flags.c_contiguous, obj.data.ptr
 
 
-_VIEWS = {"cupy": _cupy_view}
+def _cupy_view_attribute(obj):
+    # Where CuPy keeps the flag as an attribute, without making a flags object.
+    return obj.shape, obj.dtype.str, obj._c_contiguous, obj.data.ptr
+
+
+def _cupy_views(kind):
+    return _cupy_view_attribute if hasattr(kind, "_c_contiguous") else _cupy_view
+
+
+_VIEWS = {"cupy": _cupy_views}
 _view_of_type = {}
 
 
@@ -192,7 +201,8 @@ def device_view(obj):
     if view is None:
         if not hasattr(kind, "__cuda_array_interface__"):
             return None
-        view = _view_of_type[kind] = _VIEWS.get(kind.__module__.split(".")[0], _interface_view)
+        views = _VIEWS.get(kind.__module__.split(".")[0])
+        view = _view_of_type[kind] = views(kind) if views is not None else _interface_view
     return view(obj)
 
 
@@ -266,23 +276,23 @@ def overlaps(a, b):
     return a.device == b.device and lo_a < hi_b and lo_b < hi_a
 
 
-_cupy = None
+_cupy = None  # (cupy.ndarray, cupy.cuda.runtime.getDevice) once CuPy is imported
 
 
 def _cupy_empty(obj, shape, dtype, order):
     global _cupy
-    cupy = _cupy
-    if cupy is None:
+    if _cupy is None:
         import cupy
 
-        _cupy = cupy
+        _cupy = (cupy.ndarray, cupy.cuda.runtime.getDevice)
+    ndarray, current_device = _cupy
     # Entering the array's device costs two runtime calls: only when it is not
     # current. The array's memory names its device without making a Device object,
     # and the ndarray constructor is what cupy.empty calls, less a Python frame.
-    if obj.data.device_id == cupy.cuda.runtime.getDevice():
-        return cupy.ndarray(shape, dtype, order=order)
+    if obj.data.device_id == current_device():
+        return ndarray(shape, dtype, order=order)
     with obj.device:
-        return cupy.ndarray(shape, dtype, order=order)
+        return ndarray(shape, dtype, order=order)
 
 
 def _numba_empty(obj, shape, dtype, order):
