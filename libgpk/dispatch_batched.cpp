@@ -43,6 +43,11 @@ gpk_status stage_buffer(gpk_context &ctx, size_t bytes, Pieces *pieces) {
     return GPK_SUCCESS;
 }
 
+// Each product follows gpk_gemm's rules (scalars.hpp): whether A and B are read, and
+// whether C is, is decided on alpha and beta converted to the dtype.
+bool forms_product(const GemmBatchedCall &c) { return c.k > 0 && in_dtype(c.dtype, c.alpha) != 0.0; }
+bool reads_c(const GemmBatchedCall &c) { return in_dtype(c.dtype, c.beta) != 0.0; }
+
 // The storage of one product's C as the caller lays it out: `outer` lines of `inner`.
 Storage batched_c(const GemmBatchedCall &c) {
     return c.layout == GPK_COL_MAJOR ? Storage{c.m, c.n, c.ldc} : Storage{c.n, c.m, c.ldc};
@@ -183,7 +188,7 @@ int batched_checker(const Ladder<GemmBatchedCall> &ladder, int index, const Gemm
 // checker's result in a packed copy of C, compared product by product.
 gpk_status batched_on_device(gpk_context &ctx, const GemmBatchedCall &c, int index) {
     const Ladder<GemmBatchedCall> &ladder = gemm_batched_ladder(GPK_BACKEND_CUDA);
-    const bool validate = ctx.validation && c.k > 0 && c.alpha != 0.0;
+    const bool validate = ctx.validation && forms_product(c);
     if (!validate) return run_batched_rung(ctx, ladder, index, c);
     const size_t es = dtype_size(c.dtype);
     const Storage sc = batched_c(c);
@@ -191,7 +196,7 @@ gpk_status batched_on_device(gpk_context &ctx, const GemmBatchedCall &c, int ind
     GPK_FORWARD_IF_ERROR(cuda::buffer(ctx, Slot::Check, static_cast<size_t>(sc.inner * sc.outer * c.batch_count) * es, &check));
     GemmBatchedCall k = c;
     k.C = check, k.ldc = sc.inner, k.stride_c = sc.inner * sc.outer;
-    if (c.beta != 0.0)
+    if (reads_c(c))
         GPK_FORWARD_IF_ERROR(copy_batch(ctx, check, k.ldc, k.stride_c, c.C, c.ldc, c.stride_c, sc, c.batch_count, es,
                                         cudaMemcpyDeviceToDevice));
     GPK_FORWARD_IF_ERROR(run_batched_rung(ctx, ladder, index, c));
@@ -207,7 +212,7 @@ gpk_status batched_on_device(gpk_context &ctx, const GemmBatchedCall &c, int ind
 gpk_status batched_staged(gpk_context &ctx, const GemmBatchedCall &user, int index, bool dev_a, bool dev_b,
                           bool dev_c) {
     const size_t es = dtype_size(user.dtype);
-    const bool reads_ab = user.k > 0 && user.alpha != 0.0;
+    const bool reads_ab = forms_product(user);
     const Storage sa = batched_a(user), sb = batched_b(user), sc = batched_c(user);
     // Staged products lie one after another: A and B as their spans (ld kept), C as
     // whole lines (ld * lines, ldc kept), so that a C batch whose caller stride is
@@ -266,7 +271,7 @@ gpk_status batched_staged(gpk_context &ctx, const GemmBatchedCall &user, int ind
         }
         if (!dev_c) {
             c.C = dc;
-            if (user.beta != 0.0)
+            if (reads_c(user))
                 GPK_FORWARD_IF_ERROR(
                     copy_batch(ctx, dc, sc.ld, step_c, user_c, user.ldc, user.stride_c, sc, n, es, cudaMemcpyHostToDevice));
         } else {
@@ -284,7 +289,7 @@ gpk_status batched_staged(gpk_context &ctx, const GemmBatchedCall &user, int ind
 
 gpk_status gemm_batched_cuda(gpk_context &ctx, const GemmBatchedCall &c, int index) {
     bool dev_a = true, dev_b = true, dev_c = true;
-    if (c.k > 0 && c.alpha != 0.0) {
+    if (forms_product(c)) {
         GPK_FORWARD_IF_ERROR(locate(ctx, c.A, "A", &dev_a));
         GPK_FORWARD_IF_ERROR(locate(ctx, c.B, "B", &dev_b));
     }

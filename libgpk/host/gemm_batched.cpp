@@ -11,6 +11,7 @@
 
 #include "host.hpp"
 
+#include "../scalars.hpp"
 #include "../status.hpp"
 
 #include <new>
@@ -29,7 +30,10 @@ namespace {
 template <class T>
 void product(const GemmArgs &a, const T *A, const T *B, T *C, double *acc) {
     const int64_t m = a.m, n = a.n, k = a.k;
-    const bool scale_only = k == 0 || a.alpha == 0.0;
+    // alpha and beta as the dtype has them (scalars.hpp): the decisions and the
+    // arithmetic use the converted values, as the single gemm's do.
+    const double alpha = in_dtype(a.dtype, a.alpha), beta = in_dtype(a.dtype, a.beta);
+    const bool scale_only = k == 0 || alpha == 0.0;
     for (int64_t j = 0; j < n; ++j) {
         T *c = C + j * a.ldc;
         if (!scale_only) {
@@ -53,9 +57,9 @@ void product(const GemmArgs &a, const T *A, const T *B, T *C, double *acc) {
             }
         }
         for (int64_t i = 0; i < m; ++i) {
-            const double ab = scale_only ? 0.0 : a.alpha * acc[i];
+            const double ab = scale_only ? 0.0 : alpha * acc[i];
             // beta == 0: C is written, never read, so NaN in C does not leak.
-            c[i] = static_cast<T>(a.beta == 0.0 ? ab : ab + a.beta * static_cast<double>(c[i]));
+            c[i] = static_cast<T>(beta == 0.0 ? ab : ab + beta * static_cast<double>(c[i]));
         }
     }
 }
