@@ -1,22 +1,22 @@
 #!/usr/bin/env python3
-"""A few calls of every CUDA variant of gemm, reduce, transpose and pi, small enough to run
-under compute-sanitizer's racecheck in seconds where the conformance programs take
-minutes: each variant on odd sizes, every dtype (gemm: F16, BF16 with ml_dtypes, and F32
-in TF32 mode too) and reduce op, results checked
-against numpy. Exit status 1 on a wrong result.
+"""A few calls of every CUDA variant of gemm, gemm_batched, reduce, transpose and pi,
+small enough to run under compute-sanitizer's racecheck in seconds where the
+conformance programs take minutes: each variant on odd sizes, every dtype (gemm: F16,
+BF16 with ml_dtypes, and F32 in TF32 mode too) and reduce op, results checked against
+numpy. Exit status 1 on a wrong result.
 
-usage: GPK_LIBRARY=build/libgpk/libgpk.so compute-sanitizer --tool racecheck \\
-           python3 scripts/sanitize-calls.py [cuda|host] [OP...]
-OPs: gemm, reduce, transpose, pi (default: all). Host numpy arrays, so every call also
-goes through the staging pipeline.
+usage: GPK_LIBRARY=build/libgpk/libgpk.so PYTHONPATH=build/bindings/python \\
+           compute-sanitizer --tool racecheck python3 scripts/sanitize-calls.py [cuda|host] [OP...]
+(the build's copy of the package, which has its generated _config module; or an
+installed one.)
+OPs: gemm, gemm_batched, reduce, transpose, pi (default: all). Host numpy arrays, so
+every call also goes through the staging pipeline.
 """
-import os
 import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bindings", "python"))
-import gpk  # noqa: E402
+import gpk
 
 try:
     from ml_dtypes import bfloat16
@@ -53,6 +53,24 @@ def main(backend, ops):
                             print(f"gemm {name} {np.dtype(dtype).name} {m}x{n}x{k} {order} {ta} {tb}: wrong result")
             ctx.math_mode = "default"
             print(f"gemm {name}: done", flush=True)
+        # gemm_batched: stacks of products of the sizes each rung is for (a thread's
+        # product, a block's, a single gemm's tiles), one shared B among them.
+        for name in ctx.variants("gemm_batched") if "gemm_batched" in ops else ():
+            ctx.set_variant("gemm_batched", name)
+            for dtype in (np.float32, np.float64):
+                for m, n, k, batch in ((4, 4, 4, 33), (7, 9, 5, 10), (16, 16, 16, 9), (33, 17, 65, 5), (130, 70, 129, 2)):
+                    for shared_b in (False, True):
+                        a = rng.integers(-8, 9, (batch, m, k)).astype(dtype)
+                        b = rng.integers(-8, 9, (k, n) if shared_b else (batch, k, n)).astype(dtype)
+                        try:
+                            got = ctx.matmul(a, b)
+                        except gpk.NotSupportedError:
+                            continue  # a rung for other sizes or dtypes
+                        calls += 1
+                        if not np.array_equal(got, np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(dtype)):
+                            wrong += 1
+                            print(f"gemm_batched {name} {np.dtype(dtype).name} {batch} x {m}x{n}x{k}: wrong result")
+            print(f"gemm_batched {name}: done", flush=True)
         for name in ctx.variants("reduce") if "reduce" in ops else ():
             ctx.set_variant("reduce", name)
             for dtype in (np.int32, np.float32, np.float64):
@@ -98,4 +116,4 @@ def main(backend, ops):
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "cuda",
-                  set(sys.argv[2:]) or {"gemm", "reduce", "transpose", "pi"}))
+                  set(sys.argv[2:]) or {"gemm", "gemm_batched", "reduce", "transpose", "pi"}))
