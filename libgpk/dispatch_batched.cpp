@@ -1,6 +1,7 @@
 // gpk_gemm_strided_batched on the CUDA backend: device arrays computed in place (and
-// checked product by product in validation mode), host arrays staged through the
-// context's staging buffer in chunks of whole products.
+// checked product by product in validation mode), host arrays through the staging
+// pipeline in chunks of whole products (in validation mode through the context's
+// staging buffer, one chunk after another, each checked).
 #include "checks.hpp"
 #include "context.hpp"
 #include "cuda/pipeline.hpp"
@@ -205,12 +206,14 @@ gpk_status batched_on_device(gpk_context &ctx, const GemmBatchedCall &c, int ind
     return compare_batched(ctx, c, check, ladder.rungs[index].name, ci >= 0 ? ladder.rungs[ci].name : "host");
 }
 
-// Host arrays go to the GPU in chunks of whole products, each chunk's operands copied
-// to the staging buffer, computed and its C copied back, in order on the context's
-// stream; a shared operand (stride 0) is copied once for the whole call. The chunk
-// holds as many products as fit the chunk bytes (gpk_set_staging; at least one).
-gpk_status batched_staged(gpk_context &ctx, const GemmBatchedCall &user, int index, bool dev_a, bool dev_b,
-                          bool dev_c) {
+// Validation mode with host arrays: chunks of whole products, each chunk's operands
+// copied to the staging buffer, computed, checked product by product and its C copied
+// back, in order on the context's stream; a shared operand (stride 0) is copied once
+// for the whole call. The chunk holds as many products as fit the chunk bytes
+// (gpk_set_staging; at least one). Outside validation mode the staging pipeline runs
+// the chunks on its lanes (cuda/pipeline.cpp), their copies overlapping the kernels.
+gpk_status batched_staged_checked(gpk_context &ctx, const GemmBatchedCall &user, int index, bool dev_a, bool dev_b,
+                                  bool dev_c) {
     const size_t es = dtype_size(user.dtype);
     const bool reads_ab = forms_product(user);
     const Storage sa = batched_a(user), sb = batched_b(user), sc = batched_c(user);
@@ -229,7 +232,9 @@ gpk_status batched_staged(gpk_context &ctx, const GemmBatchedCall &user, int ind
     size_t free_bytes = 0, total_bytes = 0;
     GPK_FORWARD_IF_ERROR(cuda::check(ctx, cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo"));
     const size_t budget = cuda::plan::device_budget(ctx.staging, free_bytes, 0);
-    const cuda::plan::GemmBatchedPlan plan = cuda::plan::plan_gemm_batched(problem, ctx.staging, budget);
+    StagingSettings one_lane = ctx.staging;  // the chunks run one after another here
+    one_lane.streams = 1;
+    const cuda::plan::GemmBatchedPlan plan = cuda::plan::plan_gemm_batched(problem, one_lane, budget);
     GPK_RETURN_ERROR_IF(!plan.fits, &ctx, GPK_ERROR_OUT_OF_MEMORY,
                         "out of device memory for staging one batched product: %zu bytes needed, %zu available",
                         plan.shortfall.need, budget);
@@ -295,8 +300,18 @@ gpk_status gemm_batched_cuda(gpk_context &ctx, const GemmBatchedCall &c, int ind
     }
     GPK_FORWARD_IF_ERROR(locate(ctx, c.C, "C", &dev_c));
     if (dev_a && dev_b && dev_c) return batched_on_device(ctx, c, index);
-    cuda::forget_trace(ctx);  // staged here, not by the pipeline: its trace is an older call's
-    return batched_staged(ctx, c, index, dev_a, dev_b, dev_c);
+    if (ctx.validation && forms_product(c)) {
+        cuda::forget_trace(ctx);  // staged here, not by the pipeline: its trace is an older call's
+        return batched_staged_checked(ctx, c, index, dev_a, dev_b, dev_c);
+    }
+    const Ladder<GemmBatchedCall> &ladder = gemm_batched_ladder(GPK_BACKEND_CUDA);
+    // Under "auto" a rung that refuses the call on this device gives way to the
+    // vendor's (run_batched_rung).
+    const Launcher<GemmBatchedCall> fallback =
+        ctx.variant[GPK_OP_GEMM_BATCHED] < 0 && index != ladder.vendor ? ladder.rungs[ladder.vendor].run : nullptr;
+    auto operand = [](const Storage &s) { return cuda::BatchedOperand{s.inner, s.outer, s.ld}; };
+    return cuda::staged_gemm_batched(ctx, c, ladder.rungs[index].run, fallback, operand(batched_a(c)),
+                                     operand(batched_b(c)), operand(batched_c(c)), dev_a, dev_b, dev_c);
 }
 
 }  // namespace gpk

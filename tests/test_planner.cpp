@@ -653,6 +653,40 @@ void gemm_batched_plans(Suite &suite) {
         expect_eq(c, "per_chunk", p.per_chunk, int64_t(1));
         if (!(p.shortfall.need > 2 * MiB)) c.fail("shortfall %zu is not above the budget", p.shortfall.need);
     }
+    {
+        Case c(suite, "planner gemm_batched by hand: two chunks per lane by default");
+        const plan::GemmBatchedProblem g{1000, 1 * KiB, 1 * KiB, 2 * KiB, false, false};
+        const plan::GemmBatchedPlan p = plan::plan_gemm_batched(g, settings(4), 1 * GiB);
+        expect_eq(c, "per_chunk", p.per_chunk, int64_t(125));  // 1000 over 2 chunks on each of 4 lanes
+        expect_eq(c, "chunks", p.chunks(), int64_t(8));
+        expect_eq(c, "needs.lanes", p.needs.lanes, 4);
+        expect_eq(c, "needs.slot (nothing pageable)", p.needs.slot, size_t{0});
+    }
+    {
+        Case c(suite, "planner gemm_batched by hand: one product a chunk where a chunk cannot move in one copy");
+        plan::GemmBatchedProblem g{3, 1 * KiB, 1 * KiB, 2 * KiB, false, false};
+        g.several = false;
+        const plan::GemmBatchedPlan p = plan::plan_gemm_batched(g, settings(4, 1 * MiB), 1 * GiB);
+        expect_eq(c, "per_chunk", p.per_chunk, int64_t(1));
+        expect_eq(c, "needs.lanes", p.needs.lanes, 3);
+    }
+    {
+        Case c(suite, "planner gemm_batched by hand: slots for the pageable copies");
+        plan::GemmBatchedProblem g{64, 1000, 512, 512, false, true};
+        g.slot_a = 1000, g.slot_c_in = 300, g.slot_c_out = 300, g.slot_shared = 512;
+        const plan::GemmBatchedPlan p = plan::plan_gemm_batched(g, settings(2, 4 * KiB), 1 * GiB);
+        expect_eq(c, "per_chunk", p.per_chunk, int64_t(2));  // 4 KiB over 1.5 KiB per product
+        expect_eq(c, "needs.slot", p.needs.slot, plan::align_up(2000) + plan::align_up(600));
+        expect_eq(c, "needs.shared", p.needs.shared, plan::align_up(512));
+    }
+    {
+        Case c(suite, "planner gemm_batched by hand: lanes give way to a small budget");
+        const plan::GemmBatchedProblem g{8, 1 * MiB, 0, 1 * MiB, false, false};
+        const plan::GemmBatchedPlan p = plan::plan_gemm_batched(g, settings(4), 5 * MiB / 2);
+        expect_eq(c, "fits", p.fits, true);
+        expect_eq(c, "per_chunk", p.per_chunk, int64_t(1));
+        expect_eq(c, "needs.lanes", p.needs.lanes, 1);
+    }
     Rng rng(0xBA7C);
     Case c(suite, "planner gemm_batched invariants");
     for (int trial = 0; trial < 2000 && !c.failed(); ++trial) {
@@ -661,9 +695,14 @@ void gemm_batched_plans(Suite &suite) {
                                          size_t(rng.range(1, 1 << 16)), shared_a, shared_b};
         const size_t chunk_bytes = rng.range(0, 1) ? 0 : size_t(rng.range(1, 1 << 26));
         const size_t budget = size_t(rng.range(1 << 16, 1 << 30));
-        const plan::GemmBatchedPlan p = plan::plan_gemm_batched(g, settings(int(rng.range(1, 16)), chunk_bytes), budget);
+        const int st_streams = int(rng.range(1, 16));
+        const plan::GemmBatchedPlan p = plan::plan_gemm_batched(g, settings(st_streams, chunk_bytes), budget);
         if (p.fits != (p.needs.device() <= budget)) c.fail("trial %d: fits says %d for %zu bytes over %zu", trial, p.fits, p.needs.device(), budget);
-        if (!p.fits && !(p.per_chunk == 1 && p.shortfall.need > budget)) c.fail("trial %d: a refused plan is not one product over the budget", trial);
+        if (!p.fits && !(p.per_chunk == 1 && p.needs.lanes == 1 && p.shortfall.need > budget))
+            c.fail("trial %d: a refused plan is not one product on one lane over the budget", trial);
+        if (p.needs.lanes < 1 || p.needs.lanes > st_streams || p.needs.lanes > std::max<int64_t>(1, p.chunks()))
+            c.fail("trial %d: %d lanes for %lld chunks on %d streams", trial, p.needs.lanes, (long long)p.chunks(),
+                   st_streams);
         int64_t next = 0;
         for (int64_t i = 0; i < p.chunks(); ++i) {
             const plan::GemmBatchedChunk k = p.chunk(i, g);

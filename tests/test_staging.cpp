@@ -1,5 +1,5 @@
 // The staging pipeline (gpk_set_staging, gpk_stage_trace). On the CUDA backend: gemm,
-// transpose and reduce on host arrays -- pageable, pinned, and mixed with device
+// transpose, reduce and the batched gemm on host arrays -- pageable, pinned, and mixed with device
 // arrays -- through every shape of pipeline: one stream (nothing overlaps), several,
 // tiny chunks (many of them), and a device cap a quarter of the operands' size that
 // sends gemm out of core; each result against a reference computed here, and each
@@ -710,6 +710,65 @@ void overlap_figure(Suite &suite) {
                 f.copy_ms > 0 ? 100 * f.overlap_ms / f.copy_ms : 0.0);
 }
 
+// The batched gemm on host arrays: chunks of whole products on the lanes, each
+// product's result against a reference computed here, and the trace against what the
+// call had to move (A and B in, C out; with beta != 0 C in too; a shared B once).
+void batched_case(Suite &suite, Mem mem, bool shared_b, double beta, const Settings &st) {
+    constexpr int64_t m = 24, n = 20, k = 16, batch = 3000;
+    const int64_t sa = m * k, sb = shared_b ? 0 : k * n, sc = m * n;
+    Case c(suite, format("gemm_batched F32 col-major %" PRId64 " x %" PRId64 "x%" PRId64 "x%" PRId64
+                         " %s%s beta=%g %s",
+                         batch, m, n, k, mem_label(mem), shared_b ? " shared B" : "", beta, st.name));
+    gpk_context *ctx = suite.ctx();
+    size_t cap = 0;
+    if (!apply(c, ctx, st, sizeof(float) * static_cast<size_t>(batch * (sa + sb + sc)), size_t{64} << 10, &cap)) return;
+    Rng rng(seed_of({m, n, k, shared_b ? 1 : 0}));
+    auto values = [&](int64_t count) {
+        std::vector<float> v(static_cast<size_t>(count));
+        for (float &x : v) x = static_cast<float>(static_cast<int>(rng.next() % 9) - 4);
+        return v;
+    };
+    Placed<float> a(values(batch * sa), mem), b(values(shared_b ? k * n : batch * sb), mem), cm(values(batch * sc), mem);
+    const std::vector<float> c0 = cm.data;
+    if (!a.place() || !b.place() || !cm.place()) return c.fail("placing the arrays: %s", a.error());
+    if (!c.expect(gpk_gemm_strided_batched(ctx, GPK_F32, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, m, n, k, 1.0,
+                                           a.arg(), m, sa, b.arg(), k, sb, beta, cm.arg(), m, sc, batch),
+                  GPK_SUCCESS, "gpk_gemm_strided_batched") ||
+        !cm.collect())
+        return;
+    // Small integers: every sum is exact in F32.
+    for (int64_t p = 0; p < batch && !c.failed(); ++p)
+        for (int64_t j = 0; j < n; ++j)
+            for (int64_t i = 0; i < m; ++i) {
+                double want = beta * c0[static_cast<size_t>(p * sc + i + j * m)];
+                for (int64_t q = 0; q < k; ++q)
+                    want += static_cast<double>(a.data[static_cast<size_t>(p * sa + i + q * m)]) *
+                            b.data[static_cast<size_t>(p * sb + q + j * k)];
+                const float got = cm.data[static_cast<size_t>(p * sc + i + j * m)];
+                if (got != static_cast<float>(want)) {
+                    c.fail("product %" PRId64 " C(%" PRId64 ", %" PRId64 ") = %g, expected %g", p, i, j,
+                           static_cast<double>(got), want);
+                    j = n;
+                    break;
+                }
+            }
+    Moved want;
+    const uint64_t es = sizeof(float);
+    want.in_once = es * static_cast<uint64_t>(batch * sa + (shared_b ? k * n : batch * sb) + (beta != 0 ? batch * sc : 0));
+    want.out = es * static_cast<uint64_t>(batch * sc);
+    const TraceFigures f = check_trace(c, ctx, st.streams, want);
+    if (st.streams > 1 && st.chunk_bytes != 0 && f.chunks < 2) c.fail("%" PRId64 " chunk(s): nothing to overlap", f.chunks);
+}
+
+void batched_suite(Suite &suite) {
+    for (const Settings &st : kSettings)
+        for (const Mem mem : {Mem::Pageable, Mem::Pinned}) {
+            batched_case(suite, mem, false, 0.0, st);
+            batched_case(suite, mem, true, 2.0, st);
+        }
+    gpk_set_staging(suite.ctx(), 4, 0, 0);  // the defaults
+}
+
 // A cap below the smallest chunk: OUT_OF_MEMORY naming device_bytes, nothing written,
 // no CUDA error left behind, no trace; the next call works.
 void cap_too_small(Suite &suite) {
@@ -843,6 +902,7 @@ int main(int argc, char **argv) {
     gemm_suite(suite);
     transpose_suite(suite);
     reduce_suite(suite);
+    batched_suite(suite);
     cap_too_small(suite);
     reuse_and_validation(suite);
     validation_suite(suite);

@@ -1,10 +1,12 @@
-// The staging pipeline: how gpk_gemm, gpk_transpose and gpk_reduce move host arrays
-// through the GPU.
+// The staging pipeline: how gpk_gemm, gpk_transpose, gpk_reduce and
+// gpk_gemm_strided_batched move host arrays through the GPU.
 //
 // Chunks and lanes. A call is cut into chunks -- panels of C and of the streamed
-// operand for gemm, tiles of A and B for transpose, pieces of x for reduce -- and
-// chunk c goes to lane c mod S, one of the S streams of the context's pipeline
-// (gpk_set_staging), as three steps on that stream: its copies in, the selected rung
+// operand for gemm, tiles of A and B for transpose, pieces of x for reduce, runs of
+// whole products for the batched gemm (a shared operand, stride 0, goes up once
+// like gemm's resident block) -- and chunk c goes to lane c mod S, one of the S
+// streams of the context's pipeline (gpk_set_staging), as three steps on that
+// stream: its copies in, the selected rung
 // on device pointers into the lane's buffers, its copy out. The rung is given the
 // lane's own context (resources.hpp, Lane): the lane's stream, scratch and vendor
 // handle, so that nothing of the caller's context changes during a call. A lane has
@@ -401,6 +403,121 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceA
         // x is host memory, read in place for the tolerance.
         const double abs_sum = validation::reduce_needs_abs_sum(a, got, want) ? validation::reduce_abs_sum(a, x) : 0;
         return validation::compare_reduce(ctx, a, got, want, abs_sum, check->variant, check->checker);
+    });
+}
+
+// ---- gemm_batched -------------------------------------------------------------------------
+
+gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &user, Launcher<GemmBatchedCall> run,
+                               Launcher<GemmBatchedCall> fallback, const BatchedOperand &sa, const BatchedOperand &sb,
+                               const BatchedOperand &sc, bool dev_a, bool dev_b, bool dev_c) {
+    Pipeline *pp = nullptr;
+    GPK_FORWARD_IF_ERROR(get_pipeline(ctx, &pp));
+    Pipeline &p = *pp;
+    const size_t es = dtype_size(user.dtype);
+    const int64_t batch = user.batch_count;
+    // Whether A and B are read and C is, on alpha and beta in the dtype (scalars.hpp);
+    // the rung gets beta as 0 where C was not copied in.
+    const bool product = user.k > 0 && !plan::zero_in(user.dtype, user.alpha);
+    const bool read_c = !plan::zero_in(user.dtype, user.beta);
+    GemmBatchedCall args = user;
+    if (!read_c) args.beta = 0.0;
+
+    // On the device a chunk's products lie one after another: A and B as their spans
+    // (their ld kept), C as whole lines (ld * lines, its ldc kept), so that each
+    // operand of a chunk moves in one 2-D copy -- when the caller's spans do not
+    // overlap and its C matrices are evenly spaced; else a chunk is one product.
+    const bool copy_a = product && !dev_a, copy_b = product && !dev_b, c_host = !dev_c;
+    const bool shared_a = copy_a && user.stride_a == 0, shared_b = copy_b && user.stride_b == 0;
+    const int64_t span_a = sa.span(), span_b = sb.span(), step_c = sc.ld * sc.outer;
+    char *A = static_cast<char *>(const_cast<void *>(user.A)), *B = static_cast<char *>(const_cast<void *>(user.B));
+    char *C = static_cast<char *>(user.C);
+    // The whole batch of each operand, for where it lives.
+    auto batch_of = [&](char *ptr, int64_t span, int64_t stride) {
+        return stride == 0 ? Piece{ptr, span, 1, span} : Piece{ptr, span, batch, stride};
+    };
+    const Memory ma = copy_a ? memory_of(batch_of(A, span_a, user.stride_a), es, false) : Memory::Device;
+    const Memory mb = copy_b ? memory_of(batch_of(B, span_b, user.stride_b), es, false) : Memory::Device;
+    const Memory mc = c_host ? memory_of(batch_of(C, sc.span(), user.stride_c), es, false) : Memory::Device;
+    const bool several = (!copy_a || shared_a || user.stride_a >= span_a) &&
+                         (!copy_b || shared_b || user.stride_b >= span_b) && (!c_host || user.stride_c == step_c);
+    auto pageable = [](Memory m, int64_t elements, size_t size) {
+        return m == Memory::Pageable ? static_cast<size_t>(elements) * size : size_t{0};
+    };
+    plan::GemmBatchedProblem g{batch,
+                               copy_a ? static_cast<size_t>(span_a) * es : 0,
+                               copy_b ? static_cast<size_t>(span_b) * es : 0,
+                               c_host ? static_cast<size_t>(step_c) * es : 0,
+                               shared_a,
+                               shared_b};
+    g.several = several;
+    g.slot_a = shared_a ? 0 : pageable(ma, span_a, es);
+    g.slot_b = shared_b ? 0 : pageable(mb, span_b, es);
+    g.slot_c_out = pageable(mc, sc.inner * sc.outer, es);
+    g.slot_c_in = read_c ? g.slot_c_out : 0;
+    g.slot_shared = std::max(shared_a ? pageable(ma, span_a, es) : 0, shared_b ? pageable(mb, span_b, es) : 0);
+    size_t budget = 0;
+    GPK_FORWARD_IF_ERROR(device_budget(ctx, p, &budget));
+    const plan::GemmBatchedPlan pl = plan::plan_gemm_batched(g, ctx.staging, budget);
+    if (!pl.fits) return too_small(ctx, pl.shortfall, budget);
+    const bool cublas_handle = run == gemm_batched_cublas || fallback == gemm_batched_cublas;
+    GPK_FORWARD_IF_ERROR(provision(ctx, p, pl.needs, budget, cublas_handle, false));
+
+    // The shared operands, in the pipeline's shared buffer.
+    char *shared_a_dev = p.shared, *shared_b_dev = p.shared + (shared_a ? plan::align_up(g.a) : 0);
+    const Transfer up_a = transfer(batch_of(A, span_a, 0), shared_a_dev, span_a, es, ma);
+    const Transfer up_b = transfer(batch_of(B, span_b, 0), shared_b_dev, span_b, es, mb);
+    const int64_t per_chunk = (copy_a && !shared_a ? 1 : 0) + (copy_b && !shared_b ? 1 : 0) +
+                              (c_host && read_c ? 1 : 0) + 1 + (c_host ? 1 : 0);
+    int64_t steps = pl.chunks() * per_chunk;
+    if (shared_a) steps += resident_copies(p, up_a);
+    if (shared_b) steps += resident_copies(p, up_b);
+    GPK_FORWARD_IF_ERROR(p.trace.reserve(ctx, static_cast<size_t>(steps)));
+
+    Call call(ctx, p, pl.needs.lanes);
+    return call.run([&]() -> gpk_status {
+        if (shared_a) GPK_FORWARD_IF_ERROR(call.upload_resident(0, up_a, false));
+        if (shared_b) GPK_FORWARD_IF_ERROR(call.upload_resident(0, up_b, false));
+        for (int64_t index = 0; index < pl.chunks(); ++index) {
+            const plan::GemmBatchedChunk ch = pl.chunk(index, g);
+            const int64_t first = ch.first, n = ch.count;
+            char *dev = call.device_of(index);
+            Transfer in[3];
+            int n_in = 0;
+            GemmBatchedCall c = args;
+            c.batch_count = n;
+            // A and B may be NULL when they are not read: no offset is formed then.
+            if (product) {
+                c.A = A + first * user.stride_a * es;
+                c.B = B + first * user.stride_b * es;
+            }
+            auto stage = [&](char *from, int64_t span, int64_t stride, Memory m, const void **ptr, int64_t *dstride) {
+                in[n_in++] = transfer(Piece{from, span, n, n > 1 ? stride : span}, dev, span, es, m);
+                *ptr = dev, *dstride = span;
+                dev += plan::align_up(static_cast<size_t>(n * span) * es);
+            };
+            if (shared_a) c.A = shared_a_dev;
+            else if (copy_a) stage(const_cast<char *>(static_cast<const char *>(c.A)), span_a, user.stride_a, ma, &c.A,
+                                   &c.stride_a);
+            if (shared_b) c.B = shared_b_dev;
+            else if (copy_b) stage(const_cast<char *>(static_cast<const char *>(c.B)), span_b, user.stride_b, mb, &c.B,
+                                   &c.stride_b);
+            Transfer out{};
+            c.C = C + first * user.stride_c * es;
+            if (c_host) {
+                // n products' lines, evenly spaced (or one product's).
+                out = transfer(Piece{static_cast<char *>(c.C), sc.inner, n * sc.outer, sc.ld}, dev, sc.ld, es, mc);
+                if (read_c) in[n_in++] = out;
+                c.C = dev, c.stride_c = step_c;
+            }
+            const auto compute = [&](gpk_context &on) -> gpk_status {
+                const gpk_status st = run(on, c);
+                return st == GPK_ERROR_NOT_SUPPORTED && fallback != nullptr ? fallback(on, c) : st;
+            };
+            GPK_FORWARD_IF_ERROR(call.chunk(index, in, n_in, c_host ? &out : nullptr, shared_a || shared_b, compute));
+        }
+        GPK_FORWARD_IF_ERROR(call.finish());
+        return call.wait();
     });
 }
 

@@ -1,6 +1,7 @@
-// The staging pipeline: gpk_gemm, gpk_transpose and gpk_reduce on host arrays, cut
-// into chunks that flow through the context's pinned buffers on several streams, so
-// that copies to the GPU, kernels and copies back overlap (see pipeline.cpp). Host
+// The staging pipeline: gpk_gemm, gpk_transpose, gpk_reduce and the batched gemm on
+// host arrays, cut into chunks that flow through the context's pinned buffers on
+// several streams, so that copies to the GPU, kernels and copies back overlap (see
+// pipeline.cpp). Host
 // code over the CUDA runtime: the kernels are the ladders' rungs, called on device
 // pointers into the pipeline's buffers.
 #pragma once
@@ -50,6 +51,22 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<T
 // to a partial in device memory, the partials reduced by `run` in piece order.
 gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceArgs> run, bool dev_result,
                          const Checker<ReduceArgs> *check);
+
+// One product's operand as the caller stores it: `outer` lines of `inner` elements,
+// `ld` apart (checks.hpp's Storage).
+struct BatchedOperand {
+    int64_t inner, outer, ld;
+    int64_t span() const { return inner == 0 || outer == 0 ? 0 : (outer - 1) * ld + inner; }
+};
+
+// gpk_gemm_strided_batched with at least one of A, B, C in host memory (dev_* say which
+// are device memory, used in place), outside validation mode: chunks of whole products
+// on the lanes, A and B as their spans, C as whole lines; a shared operand (stride 0)
+// copied once. `run` is the rung for every chunk; `fallback`, when not null, runs a
+// chunk that `run` refuses ("auto" giving way to the vendor's rung).
+gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &c, Launcher<GemmBatchedCall> run,
+                               Launcher<GemmBatchedCall> fallback, const BatchedOperand &a, const BatchedOperand &b,
+                               const BatchedOperand &cc, bool dev_a, bool dev_b, bool dev_c);
 
 // gpk_stage_trace on the CUDA backend; the arguments are checked, the device is current.
 gpk_status stage_trace(gpk_context &ctx, gpk_stage_event *events, int64_t capacity, int64_t *count);

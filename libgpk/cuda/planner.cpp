@@ -280,26 +280,39 @@ GemmBatchedChunk GemmBatchedPlan::chunk(int64_t index, const GemmBatchedProblem 
 }
 
 // Products go whole: a rung runs on whole matrices, and a product is small next to a
-// chunk for the sizes batching is for. The chunk halves until the plan fits the budget;
-// one product that does not fit is the shortfall.
+// chunk for the sizes batching is for. The chunk halves until the plan fits the budget,
+// then the lanes fall to one; one product on one lane that does not fit is the
+// shortfall.
 GemmBatchedPlan plan_gemm_batched(const GemmBatchedProblem &g, const StagingSettings &st, size_t budget) {
     GemmBatchedPlan p{};
     const size_t per = g.per_product();
     const size_t target = st.chunk_bytes != 0 ? st.chunk_bytes : kDefaultChunkBytes;
     int64_t count = per == 0 ? g.batch : static_cast<int64_t>(std::min<size_t>(std::max<size_t>(1, target / per),
                                                                                static_cast<size_t>(g.batch)));
+    if (st.chunk_bytes == 0) count = std::min(count, ceil_div(g.batch, 2 * static_cast<int64_t>(st.streams)));
+    if (!g.several) count = 1;
     count = std::max<int64_t>(1, std::min(count, g.batch));
     const size_t shared = (g.shared_a ? align_up(g.a) : 0) + (g.shared_b ? align_up(g.b) : 0);
     auto lane = [&](int64_t n) {
         const auto k = static_cast<size_t>(n);
         return (g.shared_a ? 0 : align_up(g.a * k)) + (g.shared_b ? 0 : align_up(g.b * k)) + align_up(g.c * k);
     };
-    while (count > 1 && shared + lane(count) > budget) count = (count + 1) / 2;
+    auto lanes_for = [&](int64_t n) {
+        return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(st.streams, ceil_div(g.batch, n))));
+    };
+    int lanes = lanes_for(count);
+    auto need = [&](int64_t n, int l) { return shared + static_cast<size_t>(l) * lane(n); };
+    while (count > 1 && need(count, lanes) > budget) count = (count + 1) / 2, lanes = lanes_for(count);
+    while (lanes > 1 && need(count, lanes) > budget) --lanes;
     p.per_chunk = count;
     p.count = g.batch == 0 ? 0 : ceil_div(g.batch, count);
-    p.needs = Needs{1, lane(count), 0, shared, 0};
+    const auto k = static_cast<size_t>(count);
+    const size_t in = align_up(g.slot_a * k) + align_up(g.slot_b * k) + align_up(g.slot_c_in * k);
+    const size_t out = align_up(g.slot_c_out * k);
+    const size_t slot = in + out == 0 ? align_up(g.slot_shared) : std::max({in, out, align_up(g.slot_shared)});
+    p.needs = Needs{lanes, lane(count), 0, shared, slot};
     p.fits = p.needs.device() <= budget;
-    if (!p.fits) p.shortfall = Shortfall{p.needs.device(), 1};
+    if (!p.fits) p.shortfall = Shortfall{p.needs.device(), lanes};
     return p;
 }
 

@@ -180,11 +180,19 @@ ReducePlan plan_reduce(const ReduceProblem &r, const StagingSettings &st, size_t
 // batch_count products of one shape; the host operands of one product take a, b and c
 // bytes on the device (0 for an operand used in place or not read). A shared operand
 // (stride 0) is copied once for the whole call; the others travel in chunks of whole
-// products, as many as fit about chunk_bytes (never less than one).
+// products, as many as fit about chunk_bytes (never less than one), on the lanes like
+// gemm's panels -- by default at least two chunks per lane. `several` is false when a
+// chunk's products of some operand do not move in one 2-D copy (spans that overlap,
+// C matrices not evenly spaced): then a chunk is one product. The pinned slots take a
+// chunk's pageable copies in (slot_a, slot_b, slot_c_in per product, each copy
+// aligned) or its copy out (slot_c_out per product), and a pageable shared operand
+// (slot_shared bytes, copied through lane 0's slots as one line).
 struct GemmBatchedProblem {
     int64_t batch;
     size_t a, b, c;
     bool shared_a, shared_b;
+    bool several = true;
+    size_t slot_a = 0, slot_b = 0, slot_c_in = 0, slot_c_out = 0, slot_shared = 0;
     size_t per_product() const { return (shared_a ? 0 : a) + (shared_b ? 0 : b) + c; }
 };
 
@@ -197,7 +205,7 @@ struct GemmBatchedPlan {
     Shortfall shortfall;
     int64_t per_chunk;  // products in a chunk (the last may hold fewer)
     int64_t count;      // chunks
-    Needs needs;        // one lane; `shared` holds the shared operands
+    Needs needs;        // `shared` holds the shared operands
     int64_t chunks() const { return count; }
     GemmBatchedChunk chunk(int64_t index, const GemmBatchedProblem &g) const;
 };

@@ -93,6 +93,12 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &, Launcher<ReduceAr
     return absent(&ctx);
 }
 
+gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &, Launcher<GemmBatchedCall>,
+                               Launcher<GemmBatchedCall>, const BatchedOperand &, const BatchedOperand &,
+                               const BatchedOperand &, bool, bool, bool) {
+    return absent(&ctx);
+}
+
 // No staged call ever ran: an empty trace, as on the host backend.
 gpk_status stage_trace(gpk_context &, gpk_stage_event *, int64_t, int64_t *count) {
     *count = 0;
