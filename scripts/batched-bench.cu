@@ -1,8 +1,9 @@
 // Standalone check and benchmark of the strided batched gemm rungs
 // (libgpk/cuda/gemm_batched/), without the library around them.
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -Iinclude scripts/batched-bench.cu
+//   nvcc -O3 -std=c++17 -arch=sm_90 -Iinclude -Ibuild/include/gpk scripts/batched-bench.cu
 //        libgpk/cuda/gemm_batched/0*.cu -lcublas -o batched-bench
+// (build/include/gpk: a Meson build's generated gpk_version.h.)
 //   batched-bench [check|time|all] [quick]
 //
 // check: every rung against a reference computed on the GPU in double from the raw
