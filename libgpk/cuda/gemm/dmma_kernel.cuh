@@ -185,7 +185,11 @@ __device__ __forceinline__ void store_scaled(double *c, double alpha, double acc
 }
 
 // kAKMajor: A is contiguous along i (not transposed); kBKMajor: B contiguous along j.
-template <bool kAKMajor, bool kBKMajor>
+// kBatch: the batch loop is compiled in; without it (one product: batch 1, strides 0,
+// which the single-gemm rung passes) the loop and the offsets fold away and the kernel
+// is instruction for instruction rung 9's before the batch index was added
+// (docs/PERFORMANCE.md, section "Shared kernels").
+template <bool kAKMajor, bool kBKMajor, bool kBatch = true>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     kernel(bool vec_a, bool vec_b, int64_t m, int64_t n, int64_t k, double alpha,
                         const double *__restrict__ A0, int64_t lda, int64_t sa, const double *__restrict__ B0,
@@ -211,10 +215,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     const int64_t tiles_m = (m + kTileM - 1) / kTileM, tiles_n = (n + kTileN - 1) / kTileN;
 
     // The batch index: blockIdx.z, grid-stride past the grid's z limit.
-    for (int64_t bz = blockIdx.z; bz < batch; bz += gridDim.z) {
-        const double *__restrict__ A = A0 + bz * sa;
-        const double *__restrict__ B = B0 + bz * sb;
-        double *__restrict__ C = C0 + bz * sc;
+    const int64_t products = kBatch ? batch : 1;
+    for (int64_t bz = kBatch ? blockIdx.z : 0; bz < products; bz += kBatch ? gridDim.z : 1) {
+        const double *__restrict__ A = kBatch ? A0 + bz * sa : A0;
+        const double *__restrict__ B = kBatch ? B0 + bz * sb : B0;
+        double *__restrict__ C = kBatch ? C0 + bz * sc : C0;
         for (int64_t tj = blockIdx.y; tj < tiles_n; tj += gridDim.y) {
             for (int64_t ti = blockIdx.x; ti < tiles_m; ti += gridDim.x) {
                 const int64_t i0 = ti * kTileM, j0 = tj * kTileN;

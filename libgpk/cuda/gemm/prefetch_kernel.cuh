@@ -159,7 +159,12 @@ __device__ __forceinline__ void store_scaled(float *c, float alpha, float acc, f
     *c = beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;
 }
 
-template <class Cfg, bool kAContigM, bool kBContigN>
+// kBatch: the batch loop is compiled in. Without it (one product: batch 1, strides 0,
+// which the single-gemm rung passes) the loop and the offsets fold away and the kernel
+// is instruction for instruction rung 10's before the batch index was added; left in,
+// the loop changes ptxas's register allocation and costs the single product at
+// 4096^3 (docs/PERFORMANCE.md, section "Shared kernels").
+template <class Cfg, bool kAContigM, bool kBContigN, bool kBatch = true>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     kernel(int64_t m, int64_t n, int64_t k, float alpha, const float *__restrict__ A0,
                             int64_t lda, int64_t sa, const float *__restrict__ B0, int64_t ldb, int64_t sb, float beta,
@@ -177,10 +182,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     const int64_t k_tiles = (k + BK - 1) / BK;
 
     // The batch index: blockIdx.z, grid-stride for batches beyond the grid's z limit.
-    for (int64_t bz = blockIdx.z; bz < batch; bz += gridDim.z) {
-        const float *__restrict__ A = A0 + bz * sa;
-        const float *__restrict__ B = B0 + bz * sb;
-        float *__restrict__ C = C0 + bz * sc;
+    const int64_t products = kBatch ? batch : 1;
+    for (int64_t bz = kBatch ? blockIdx.z : 0; bz < products; bz += kBatch ? gridDim.z : 1) {
+        const float *__restrict__ A = kBatch ? A0 + bz * sa : A0;
+        const float *__restrict__ B = kBatch ? B0 + bz * sb : B0;
+        float *__restrict__ C = kBatch ? C0 + bz * sc : C0;
         for (int64_t tj = blockIdx.y; tj < tiles_n; tj += gridDim.y) {
             for (int64_t ti = blockIdx.x; ti < tiles_m; ti += gridDim.x) {
                 const int64_t i0 = ti * BM, j0 = tj * BN;
