@@ -7,6 +7,9 @@
 namespace gpk::host {
 
 gpk_status gemm(gpk_context &ctx, const GemmArgs &args);
+// F32 and F64 gemm on the calling thread alone, for callers that spread whole products
+// over the threads (the batched reference).
+void gemm_serial(const GemmArgs &args);
 gpk_status reduce(gpk_context &ctx, const ReduceArgs &args);
 gpk_status transpose(gpk_context &ctx, const TransposeArgs &args);
 gpk_status pi(gpk_context &ctx, const PiArgs &args);
