@@ -49,24 +49,17 @@ using dmma::kSmemBytes;
 using dmma::kThreads;
 using dmma::kTileM;
 using dmma::kTileN;
-using Kernel = void (*)(bool, bool, int64_t, int64_t, int64_t, double, const double *, int64_t, int64_t,
-                        const double *, int64_t, int64_t, double, double *, int64_t, int64_t, int64_t);
-// By [transa][transb]: A is k-major unless transposed, B k-major when transposed.
-const Kernel kKernels[2][2] = {
-    {dmma::kernel<true, false, false>, dmma::kernel<true, true, false>},
-    {dmma::kernel<false, false, false>, dmma::kernel<false, true, false>},
-};
 
 gpk_status gemm(gpk_context &ctx, const GemmArgs &args) {
     const char *why_not = nullptr;
     GPK_FORWARD_IF_ERROR(takes_sm80(ctx, kSmemBytes, &why_not));
     if (why_not != nullptr) return refuse(ctx, "gemm", "dmma_f64", why_not);
-    const Kernel kernel = kKernels[args.transa][args.transb];
+    const dmma::Kernel kernel = dmma::kKernels<false>[args.transa][args.transb];
     bool fits = false;
     GPK_FORWARD_IF_ERROR(allow_shared(ctx, kernel, kSmemBytes, &fits));
     const double *A = static_cast<const double *>(args.A);
     const double *B = static_cast<const double *>(args.B);
-    // One product: batch 1, strides 0 (the kernels above have the batch loop compiled out).
+    // One product: batch 1, strides 0 (kKernels<false>: the batch loop compiled out).
     kernel<<<tile_grid(args.m, args.n, kTileM, kTileN), kThreads, kSmemBytes, stream(ctx)>>>(
         vec16_ok<double>(A, args.lda), vec16_ok<double>(B, args.ldb), args.m, args.n, args.k, args.alpha, A,
         args.lda, 0, B, args.ldb, 0, args.beta, static_cast<double *>(args.C), args.ldc, 0, 1);

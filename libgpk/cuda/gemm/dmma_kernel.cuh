@@ -311,5 +311,15 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     }
 }
 
+using Kernel = void (*)(bool, bool, int64_t, int64_t, int64_t, double, const double *, int64_t, int64_t,
+                        const double *, int64_t, int64_t, double, double *, int64_t, int64_t, int64_t);
+// The kernel for a call, by [transa][transb] of the column-major call (A is k-major
+// unless transposed, B k-major when transposed), with or without the batch loop.
+template <bool kBatch>
+const Kernel kKernels[2][2] = {
+    {kernel<true, false, kBatch>, kernel<true, true, kBatch>},
+    {kernel<false, false, kBatch>, kernel<false, true, kBatch>},
+};
+
 }  // namespace
 }  // namespace gpk::cuda::dmma

@@ -25,13 +25,6 @@ using dmma::kSmemBytes;
 using dmma::kThreads;
 using dmma::kTileM;
 using dmma::kTileN;
-using Kernel = void (*)(bool, bool, int64_t, int64_t, int64_t, double, const double *, int64_t, int64_t,
-                        const double *, int64_t, int64_t, double, double *, int64_t, int64_t, int64_t);
-// By [transa][transb]: A is k-major unless transposed, B k-major when transposed.
-const Kernel kKernels[2][2] = {
-    {dmma::kernel<true, false>, dmma::kernel<true, true>},
-    {dmma::kernel<false, false>, dmma::kernel<false, true>},
-};
 
 }  // namespace
 
@@ -48,7 +41,7 @@ BatchedResult gemm_batched_dmma(const BatchedParams &params) {
         return batched_unsupported("gemm_batched variant \"dmma\" needs 120 KiB of shared memory for a block");
     const ColMajor c = col_major(params);
     if (product_vanishes<double>(c, params.alpha)) return scale_batched<double>(c, params.beta, params.stream);
-    const Kernel kernel = kKernels[c.transa][c.transb];
+    const dmma::Kernel kernel = dmma::kKernels<true>[c.transa][c.transb];
     e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmemBytes));
     if (e != cudaSuccess) return batched_cuda(e, "cudaFuncSetAttribute (gemm_batched dmma::kernel)");
     const double *A = static_cast<const double *>(c.A);
