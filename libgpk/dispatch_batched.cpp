@@ -1,11 +1,9 @@
 // gpk_gemm_strided_batched on the CUDA backend: device arrays computed in place (and
 // checked product by product in validation mode), host arrays through the staging
-// pipeline in chunks of whole products (in validation mode through the context's
-// staging buffer, one chunk after another, each checked).
+// pipeline in chunks of whole products (checked there in validation mode).
 #include "checks.hpp"
 #include "context.hpp"
 #include "cuda/pipeline.hpp"
-#include "cuda/planner.hpp"
 #include "cuda/resources.hpp"
 #include "dispatch_util.hpp"
 #include "host/host.hpp"
@@ -24,25 +22,6 @@ namespace gpk {
 namespace {
 
 using cuda::Slot;
-
-// Consecutive, aligned pieces of the context's staging buffer for one batched call.
-struct Pieces {
-    char *next = nullptr;
-    void *take(size_t bytes) {
-        void *p = next;
-        next += cuda::plan::align_up(bytes);
-        return p;
-    }
-};
-
-gpk_status stage_buffer(gpk_context &ctx, size_t bytes, Pieces *pieces) {
-    pieces->next = nullptr;
-    if (bytes == 0) return GPK_SUCCESS;
-    void *p = nullptr;
-    GPK_FORWARD_IF_ERROR(cuda::buffer(ctx, Slot::Stage, bytes, &p));
-    pieces->next = static_cast<char *>(p);
-    return GPK_SUCCESS;
-}
 
 // Each product follows gpk_gemm's rules (scalars.hpp): whether A and B are read, and
 // whether C is, is decided on alpha and beta converted to the dtype.
@@ -75,24 +54,6 @@ gpk_status copy_batch(gpk_context &ctx, void *dst, int64_t dld, int64_t dstride,
         GPK_FORWARD_IF_ERROR(copy_matrix(ctx, static_cast<char *>(dst) + b * dstride * es, dld,
                                          static_cast<const char *>(src) + b * sstride * es, sld, s.inner, s.outer, es,
                                          kind));
-    return GPK_SUCCESS;
-}
-
-// Copies the spans (first to last element) of `batch` input matrices, `sstride`
-// apart, to `dst`, `dstride` apart: one 2-D copy whose rows are the spans when they do
-// not overlap one another, one copy per matrix otherwise. Padding inside a span is
-// read but nothing is written outside `dst`.
-gpk_status copy_spans(gpk_context &ctx, void *dst, int64_t dstride, const void *src, int64_t sstride, int64_t span,
-                      int64_t batch, size_t es) {
-    if (batch == 1 || sstride >= span)
-        return cuda::check(ctx,
-                           cudaMemcpy2DAsync(dst, dstride * es, src, (batch == 1 ? span : sstride) * es, span * es, batch,
-                                             cudaMemcpyHostToDevice, cuda::stream(ctx)),
-                           "cudaMemcpy2DAsync (staging a batch)");
-    for (int64_t b = 0; b < batch; ++b)
-        GPK_FORWARD_IF_ERROR(copy_bytes(ctx, static_cast<char *>(dst) + b * dstride * es,
-                                        static_cast<const char *>(src) + b * sstride * es, span * es,
-                                        cudaMemcpyHostToDevice));
     return GPK_SUCCESS;
 }
 
@@ -206,90 +167,6 @@ gpk_status batched_on_device(gpk_context &ctx, const GemmBatchedCall &c, int ind
     return compare_batched(ctx, c, check, ladder.rungs[index].name, ci >= 0 ? ladder.rungs[ci].name : "host");
 }
 
-// Validation mode with host arrays: chunks of whole products, each chunk's operands
-// copied to the staging buffer, computed, checked product by product and its C copied
-// back, in order on the context's stream; a shared operand (stride 0) is copied once
-// for the whole call. The chunk holds as many products as fit the chunk bytes
-// (gpk_set_staging; at least one). Outside validation mode the staging pipeline runs
-// the chunks on its lanes (cuda/pipeline.cpp), their copies overlapping the kernels.
-gpk_status batched_staged_checked(gpk_context &ctx, const GemmBatchedCall &user, int index, bool dev_a, bool dev_b,
-                                  bool dev_c) {
-    const size_t es = dtype_size(user.dtype);
-    const bool reads_ab = forms_product(user);
-    const Storage sa = batched_a(user), sb = batched_b(user), sc = batched_c(user);
-    // Staged products lie one after another: A and B as their spans (ld kept), C as
-    // whole lines (ld * lines, ldc kept), so that a C batch whose caller stride is
-    // the same moves in one 2-D copy of lines, the padding never written.
-    const bool copy_a = reads_ab && !dev_a, copy_b = reads_ab && !dev_b;
-    const bool own_a = copy_a && user.stride_a != 0, own_b = copy_b && user.stride_b != 0;
-    const int64_t step_c = sc.ld * sc.outer;
-    const size_t one_a = copy_a ? static_cast<size_t>(sa.span()) * es : 0;
-    const size_t one_b = copy_b ? static_cast<size_t>(sb.span()) * es : 0;
-    const size_t one_c = dev_c ? 0 : static_cast<size_t>(step_c) * es;
-    // The chunks: cuda/planner.cpp's plan of whole products within the device budget.
-    const cuda::plan::GemmBatchedProblem problem{user.batch_count, one_a, one_b, one_c, copy_a && !own_a,
-                                                 copy_b && !own_b};
-    size_t free_bytes = 0, total_bytes = 0;
-    GPK_FORWARD_IF_ERROR(cuda::check(ctx, cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo"));
-    const size_t budget = cuda::plan::device_budget(ctx.staging, free_bytes, 0);
-    StagingSettings one_lane = ctx.staging;  // the chunks run one after another here
-    one_lane.streams = 1;
-    const cuda::plan::GemmBatchedPlan plan = cuda::plan::plan_gemm_batched(problem, one_lane, budget);
-    GPK_RETURN_ERROR_IF(!plan.fits, &ctx, GPK_ERROR_OUT_OF_MEMORY,
-                        "out of device memory for staging one batched product: %zu bytes needed, %zu available",
-                        plan.shortfall.need, budget);
-    const int64_t chunk = plan.per_chunk;
-    const auto count = static_cast<size_t>(chunk);
-    Pieces arena{};
-    GPK_FORWARD_IF_ERROR(stage_buffer(ctx, plan.needs.device(), &arena));
-    GemmBatchedCall c = user;
-    void *da = nullptr, *db = nullptr, *dc = nullptr;
-    if (copy_a && !own_a) {
-        c.A = arena.take(one_a);
-        GPK_FORWARD_IF_ERROR(copy_spans(ctx, const_cast<void *>(c.A), sa.span(), user.A, 0, sa.span(), 1, es));
-    }
-    if (copy_b && !own_b) {
-        c.B = arena.take(one_b);
-        GPK_FORWARD_IF_ERROR(copy_spans(ctx, const_cast<void *>(c.B), sb.span(), user.B, 0, sb.span(), 1, es));
-    }
-    if (own_a) da = arena.take(one_a * count), c.stride_a = sa.span();
-    if (own_b) db = arena.take(one_b * count), c.stride_b = sb.span();
-    if (!dev_c) dc = arena.take(one_c * count), c.stride_c = step_c;
-    for (int64_t first = 0; first < user.batch_count; first += chunk) {
-        const int64_t n = std::min(chunk, user.batch_count - first);
-        c.batch_count = n;
-        // A and B may be NULL when they are not read (k == 0): no offset is formed then.
-        const char *user_a = static_cast<const char *>(user.A), *user_b = static_cast<const char *>(user.B);
-        if (reads_ab) user_a += first * user.stride_a * es, user_b += first * user.stride_b * es;
-        char *user_c = static_cast<char *>(user.C) + first * user.stride_c * es;
-        if (own_a) {
-            c.A = da;
-            GPK_FORWARD_IF_ERROR(copy_spans(ctx, da, sa.span(), user_a, user.stride_a, sa.span(), n, es));
-        } else if (!copy_a) {
-            c.A = user_a;
-        }
-        if (own_b) {
-            c.B = db;
-            GPK_FORWARD_IF_ERROR(copy_spans(ctx, db, sb.span(), user_b, user.stride_b, sb.span(), n, es));
-        } else if (!copy_b) {
-            c.B = user_b;
-        }
-        if (!dev_c) {
-            c.C = dc;
-            if (reads_c(user))
-                GPK_FORWARD_IF_ERROR(
-                    copy_batch(ctx, dc, sc.ld, step_c, user_c, user.ldc, user.stride_c, sc, n, es, cudaMemcpyHostToDevice));
-        } else {
-            c.C = user_c;
-        }
-        GPK_FORWARD_IF_ERROR(batched_on_device(ctx, c, index));
-        if (!dev_c)
-            GPK_FORWARD_IF_ERROR(
-                copy_batch(ctx, user_c, user.ldc, user.stride_c, dc, sc.ld, step_c, sc, n, es, cudaMemcpyDeviceToHost));
-    }
-    return sync(ctx);
-}
-
 }  // namespace
 
 gpk_status gemm_batched_cuda(gpk_context &ctx, const GemmBatchedCall &c, int index) {
@@ -300,18 +177,21 @@ gpk_status gemm_batched_cuda(gpk_context &ctx, const GemmBatchedCall &c, int ind
     }
     GPK_FORWARD_IF_ERROR(locate(ctx, c.C, "C", &dev_c));
     if (dev_a && dev_b && dev_c) return batched_on_device(ctx, c, index);
-    if (ctx.validation && forms_product(c)) {
-        cuda::forget_trace(ctx);  // staged here, not by the pipeline: its trace is an older call's
-        return batched_staged_checked(ctx, c, index, dev_a, dev_b, dev_c);
-    }
+    // Host arrays through the staging pipeline (cuda/pipeline.cpp), in validation mode
+    // too: each chunk is checked there, product by product.
     const Ladder<GemmBatchedCall> &ladder = gemm_batched_ladder(GPK_BACKEND_CUDA);
     // Under "auto" a rung that refuses the call on this device gives way to the
     // vendor's (run_batched_rung).
     const Launcher<GemmBatchedCall> fallback =
         ctx.variant[GPK_OP_GEMM_BATCHED] < 0 && index != ladder.vendor ? ladder.rungs[ladder.vendor].run : nullptr;
+    const int ci = batched_checker(ladder, index, c);
+    const cuda::Checker<GemmBatchedCall> check{ci >= 0 ? ladder.rungs[ci].run : batched_on_host,
+                                               ladder.rungs[index].name, ci >= 0 ? ladder.rungs[ci].name : "host"};
+    const bool validate = ctx.validation && forms_product(c);
     auto operand = [](const Storage &s) { return cuda::BatchedOperand{s.inner, s.outer, s.ld}; };
     return cuda::staged_gemm_batched(ctx, c, ladder.rungs[index].run, fallback, operand(batched_a(c)),
-                                     operand(batched_b(c)), operand(batched_c(c)), dev_a, dev_b, dev_c);
+                                     operand(batched_b(c)), operand(batched_c(c)), dev_a, dev_b, dev_c,
+                                     validate ? &check : nullptr);
 }
 
 }  // namespace gpk

@@ -680,6 +680,16 @@ void gemm_batched_plans(Suite &suite) {
         expect_eq(c, "needs.shared", p.needs.shared, plan::align_up(512));
     }
     {
+        Case c(suite, "planner gemm_batched by hand: validation's packed C on the lane and in the check buffer");
+        plan::GemmBatchedProblem g{64, 1000, 512, 512, false, false};
+        g.check_c = 300;
+        const plan::GemmBatchedPlan p = plan::plan_gemm_batched(g, settings(1, 4 * KiB), 1 * GiB);
+        expect_eq(c, "per_chunk", p.per_chunk, int64_t(2));  // 4 KiB over 2 KiB per product
+        expect_eq(c, "needs.lane_device", p.needs.lane_device,
+                  plan::align_up(2000) + plan::align_up(1024) + plan::align_up(1024) + plan::align_up(600));
+        expect_eq(c, "needs.check", p.needs.check, 2 * plan::align_up(600));
+    }
+    {
         Case c(suite, "planner gemm_batched by hand: lanes give way to a small budget");
         const plan::GemmBatchedProblem g{8, 1 * MiB, 0, 1 * MiB, false, false};
         const plan::GemmBatchedPlan p = plan::plan_gemm_batched(g, settings(4), 5 * MiB / 2);

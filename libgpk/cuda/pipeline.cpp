@@ -410,7 +410,8 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceA
 
 gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &user, Launcher<GemmBatchedCall> run,
                                Launcher<GemmBatchedCall> fallback, const BatchedOperand &sa, const BatchedOperand &sb,
-                               const BatchedOperand &sc, bool dev_a, bool dev_b, bool dev_c) {
+                               const BatchedOperand &sc, bool dev_a, bool dev_b, bool dev_c,
+                               const Checker<GemmBatchedCall> *check) {
     Pipeline *pp = nullptr;
     GPK_FORWARD_IF_ERROR(get_pipeline(ctx, &pp));
     Pipeline &p = *pp;
@@ -456,11 +457,14 @@ gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &user, La
     g.slot_c_out = pageable(mc, sc.inner * sc.outer, es);
     g.slot_c_in = read_c ? g.slot_c_out : 0;
     g.slot_shared = std::max(shared_a ? pageable(ma, span_a, es) : 0, shared_b ? pageable(mb, span_b, es) : 0);
+    const int64_t packed_c = sc.inner * sc.outer;  // one product's C, packed
+    if (check != nullptr) g.check_c = static_cast<size_t>(packed_c) * es;
     size_t budget = 0;
     GPK_FORWARD_IF_ERROR(device_budget(ctx, p, &budget));
     const plan::GemmBatchedPlan pl = plan::plan_gemm_batched(g, ctx.staging, budget);
     if (!pl.fits) return too_small(ctx, pl.shortfall, budget);
-    const bool cublas_handle = run == gemm_batched_cublas || fallback == gemm_batched_cublas;
+    const bool cublas_handle = run == gemm_batched_cublas || fallback == gemm_batched_cublas ||
+                               (check != nullptr && check->run == gemm_batched_cublas);
     GPK_FORWARD_IF_ERROR(provision(ctx, p, pl.needs, budget, cublas_handle, false));
 
     // The shared operands, in the pipeline's shared buffer.
@@ -474,7 +478,28 @@ gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &user, La
     if (shared_b) steps += resident_copies(p, up_b);
     GPK_FORWARD_IF_ERROR(p.trace.reserve(ctx, static_cast<size_t>(steps)));
 
+    // Validation: a chunk's check buffer holds its products' C as the variant computed
+    // them, then as the checker did, both packed; each product is a gemm of its own,
+    // with its own scale and tolerance. The first product beyond its tolerance is the
+    // verdict.
+    const GemmArgs one{user.dtype, false, false, user.m, user.n, user.k, user.alpha, nullptr, 1, nullptr, 1,
+                       user.beta, nullptr, 1};
+    int64_t failed = -1;
+    double failed_tolerance = 0;
+    const auto compare = [&](int64_t index, const char *data) {
+        const plan::GemmBatchedChunk ch = pl.chunk(index, g);
+        const size_t bytes = static_cast<size_t>(packed_c) * es;
+        const char *want = data + plan::align_up(bytes * static_cast<size_t>(pl.per_chunk));
+        for (int64_t b = 0; b < ch.count && failed < 0; ++b) {
+            validation::GemmCheck verdict(ctx, one);
+            verdict.add(data + b * bytes, sc.inner, want + b * bytes, sc.inner, sc.inner, sc.outer, 0, 0);
+            if (!verdict.passed()) failed = ch.first + b, failed_tolerance = verdict.tolerance();
+        }
+    };
+    const Compare comparison(compare);
+
     Call call(ctx, p, pl.needs.lanes);
+    if (check != nullptr) call.compare_with(&comparison);
     return call.run([&]() -> gpk_status {
         if (shared_a) GPK_FORWARD_IF_ERROR(call.upload_resident(0, up_a, false));
         if (shared_b) GPK_FORWARD_IF_ERROR(call.upload_resident(0, up_b, false));
@@ -509,15 +534,43 @@ gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &user, La
                 out = transfer(Piece{static_cast<char *>(c.C), sc.inner, n * sc.outer, sc.ld}, dev, sc.ld, es, mc);
                 if (read_c) in[n_in++] = out;
                 c.C = dev, c.stride_c = step_c;
+                dev += plan::align_up(static_cast<size_t>(n * step_c) * es);
             }
+            // The checker computes into packed matrices after the lane's operands, from a
+            // copy of C's when C is read.
+            GemmBatchedCall kc = c;
+            kc.C = dev, kc.ldc = sc.inner, kc.stride_c = packed_c;
             const auto compute = [&](gpk_context &on) -> gpk_status {
-                const gpk_status st = run(on, c);
-                return st == GPK_ERROR_NOT_SUPPORTED && fallback != nullptr ? fallback(on, c) : st;
+                // C's products, one 2-D copy each, between `c`'s layout and packed ones.
+                auto each = [&](void *to, int64_t to_ld, int64_t to_stride, const void *from, int64_t from_ld,
+                                int64_t from_stride, cudaMemcpyKind kind) -> gpk_status {
+                    for (int64_t b = 0; b < n; ++b)
+                        GPK_CUDA_TRY(on, cudaMemcpy2DAsync(static_cast<char *>(to) + b * to_stride * es, to_ld * es,
+                                                           static_cast<const char *>(from) + b * from_stride * es,
+                                                           from_ld * es, sc.inner * es, sc.outer, kind, stream(on)));
+                    return GPK_SUCCESS;
+                };
+                if (check != nullptr && read_c)
+                    GPK_FORWARD_IF_ERROR(each(kc.C, kc.ldc, kc.stride_c, c.C, c.ldc, c.stride_c,
+                                              cudaMemcpyDeviceToDevice));
+                gpk_status st = run(on, c);
+                if (st == GPK_ERROR_NOT_SUPPORTED && fallback != nullptr) st = fallback(on, c);
+                if (st != GPK_SUCCESS || check == nullptr) return st;
+                GPK_FORWARD_IF_ERROR(check->run(on, kc));
+                char *host = call.check_of(index);
+                const size_t bytes = static_cast<size_t>(packed_c) * es;
+                GPK_FORWARD_IF_ERROR(each(host, sc.inner, packed_c, c.C, c.ldc, c.stride_c, cudaMemcpyDeviceToHost));
+                const size_t want = plan::align_up(bytes * static_cast<size_t>(pl.per_chunk));
+                return each(host + want, sc.inner, packed_c, kc.C, kc.ldc, kc.stride_c, cudaMemcpyDeviceToHost);
             };
             GPK_FORWARD_IF_ERROR(call.chunk(index, in, n_in, c_host ? &out : nullptr, shared_a || shared_b, compute));
         }
         GPK_FORWARD_IF_ERROR(call.finish());
-        return call.wait();
+        GPK_FORWARD_IF_ERROR(call.wait());
+        GPK_RETURN_ERROR_IF(failed >= 0, &ctx, GPK_ERROR_VALIDATION,
+                            "gemm_batched variant '%s' differs from '%s' in product %lld beyond tolerance %.3g",
+                            check->variant, check->checker, static_cast<long long>(failed), failed_tolerance);
+        return GPK_SUCCESS;
     });
 }
 

@@ -60,19 +60,18 @@ struct BatchedOperand {
 };
 
 // gpk_gemm_strided_batched with at least one of A, B, C in host memory (dev_* say which
-// are device memory, used in place), outside validation mode: chunks of whole products
-// on the lanes, A and B as their spans, C as whole lines; a shared operand (stride 0)
-// copied once. `run` is the rung for every chunk; `fallback`, when not null, runs a
-// chunk that `run` refuses ("auto" giving way to the vendor's rung).
+// are device memory, used in place): chunks of whole products on the lanes, A and B as
+// their spans, C as whole lines; a shared operand (stride 0) copied once. `run` is the
+// rung for every chunk; `fallback`, when not null, runs a chunk that `run` refuses
+// ("auto" giving way to the vendor's rung). `check`: validation mode's checker, or
+// null; each product is compared by gemm's rule, as a gemm of its own.
 gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &c, Launcher<GemmBatchedCall> run,
                                Launcher<GemmBatchedCall> fallback, const BatchedOperand &a, const BatchedOperand &b,
-                               const BatchedOperand &cc, bool dev_a, bool dev_b, bool dev_c);
+                               const BatchedOperand &cc, bool dev_a, bool dev_b, bool dev_c,
+                               const Checker<GemmBatchedCall> *check);
 
 // gpk_stage_trace on the CUDA backend; the arguments are checked, the device is current.
 gpk_status stage_trace(gpk_context &ctx, gpk_stage_event *events, int64_t capacity, int64_t *count);
-// A call that staged host arrays outside the pipeline (the batched gemm) forgets the
-// trace, so that it never describes an older call.
-void forget_trace(gpk_context &ctx);
 
 // Frees the pipeline and everything it holds (streams, buffers, events); waits for its
 // streams first. Null is a no-op. Never fails.

@@ -295,7 +295,8 @@ GemmBatchedPlan plan_gemm_batched(const GemmBatchedProblem &g, const StagingSett
     const size_t shared = (g.shared_a ? align_up(g.a) : 0) + (g.shared_b ? align_up(g.b) : 0);
     auto lane = [&](int64_t n) {
         const auto k = static_cast<size_t>(n);
-        return (g.shared_a ? 0 : align_up(g.a * k)) + (g.shared_b ? 0 : align_up(g.b * k)) + align_up(g.c * k);
+        return (g.shared_a ? 0 : align_up(g.a * k)) + (g.shared_b ? 0 : align_up(g.b * k)) + align_up(g.c * k) +
+               align_up(g.check_c * k);
     };
     auto lanes_for = [&](int64_t n) {
         return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(st.streams, ceil_div(g.batch, n))));
@@ -311,6 +312,7 @@ GemmBatchedPlan plan_gemm_batched(const GemmBatchedProblem &g, const StagingSett
     const size_t out = align_up(g.slot_c_out * k);
     const size_t slot = in + out == 0 ? align_up(g.slot_shared) : std::max({in, out, align_up(g.slot_shared)});
     p.needs = Needs{lanes, lane(count), 0, shared, slot};
+    p.needs.check = 2 * align_up(g.check_c * k);
     p.fits = p.needs.device() <= budget;
     if (!p.fits) p.shortfall = Shortfall{p.needs.device(), lanes};
     return p;

@@ -186,13 +186,16 @@ ReducePlan plan_reduce(const ReduceProblem &r, const StagingSettings &st, size_t
 // C matrices not evenly spaced): then a chunk is one product. The pinned slots take a
 // chunk's pageable copies in (slot_a, slot_b, slot_c_in per product, each copy
 // aligned) or its copy out (slot_c_out per product), and a pageable shared operand
-// (slot_shared bytes, copied through lane 0's slots as one line).
+// (slot_shared bytes, copied through lane 0's slots as one line). Validation mode:
+// check_c, one product's C packed; a lane holds the checker's packed C of its chunk,
+// and its pinned check buffer the variant's and the checker's side by side.
 struct GemmBatchedProblem {
     int64_t batch;
     size_t a, b, c;
     bool shared_a, shared_b;
     bool several = true;
     size_t slot_a = 0, slot_b = 0, slot_c_in = 0, slot_c_out = 0, slot_shared = 0;
+    size_t check_c = 0;
     size_t per_product() const { return (shared_a ? 0 : a) + (shared_b ? 0 : b) + c; }
 };
 

@@ -75,10 +75,6 @@ gpk_status Trace::read(gpk_context &ctx, gpk_stage_event *events, int64_t capaci
     return GPK_SUCCESS;
 }
 
-void forget_trace(gpk_context &ctx) {
-    if (Pipeline *p = pipeline_of(ctx)) p->trace.forget();
-}
-
 gpk_status stage_trace(gpk_context &ctx, gpk_stage_event *events, int64_t capacity, int64_t *count) {
     const Pipeline *p = pipeline_of(ctx);
     if (p == nullptr) {

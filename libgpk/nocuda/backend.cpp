@@ -95,7 +95,7 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &, Launcher<ReduceAr
 
 gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &, Launcher<GemmBatchedCall>,
                                Launcher<GemmBatchedCall>, const BatchedOperand &, const BatchedOperand &,
-                               const BatchedOperand &, bool, bool, bool) {
+                               const BatchedOperand &, bool, bool, bool, const Checker<GemmBatchedCall> *) {
     return absent(&ctx);
 }
 
@@ -104,8 +104,6 @@ gpk_status stage_trace(gpk_context &, gpk_stage_event *, int64_t, int64_t *count
     *count = 0;
     return GPK_SUCCESS;
 }
-
-void forget_trace(gpk_context &) {}
 
 void destroy_pipeline(Pipeline *) {}
 
