@@ -766,6 +766,13 @@ void batched_suite(Suite &suite) {
             batched_case(suite, mem, false, 0.0, st);
             batched_case(suite, mem, true, 2.0, st);
         }
+    // Validation mode: the same calls, each chunk checked on its lane as it goes.
+    gpk_set_validation(suite.ctx(), 1);
+    for (const Settings &st : {kSettings[1], kSettings[2]}) {
+        batched_case(suite, Mem::Pageable, false, 0.0, st);
+        batched_case(suite, Mem::Pinned, true, 2.0, st);
+    }
+    gpk_set_validation(suite.ctx(), 0);
     gpk_set_staging(suite.ctx(), 4, 0, 0);  // the defaults
 }
 
