@@ -346,7 +346,7 @@ static void run_checks() {
     cases.push_back({4097, 4095, 1000, false, false, false, 7, -1.5f, 0.0f, true});
 
     for (const Rung &r : kRungs)
-        for (int mode = 0; mode < (r.fn == gemm_tc_wgmma_ws ? 4 : 1); ++mode)
+        for (int mode = 0; mode < (r.fn == gemm_tc_wgmma_ws ? 5 : 1); ++mode)
         for (Dtype d : {Dtype::BF16, Dtype::F16, Dtype::TF32}) {
             ws12::tile_mode = mode;
             if (d == Dtype::TF32 && !r.takes_tf32) {
@@ -381,8 +381,18 @@ static float median(std::vector<float> v) {
 
 // Median times of f and g, measured alternately (f, g, f, g, ...) so that both see the
 // same clocks and temperature.
+// Every timed call starts with L2 holding none of its operands, as in gpk-bench: a
+// write over a buffer larger than L2 is queued ahead of the start event.
+static void *g_flush = nullptr;
+constexpr size_t kFlushBytes = size_t(256) << 20;
+static void flush_l2() {
+    if (!g_flush) CK(cudaMalloc(&g_flush, kFlushBytes));
+    CK(cudaMemsetAsync(g_flush, 0, kFlushBytes));
+}
+
 template <class F, class G>
 static void time_pair(F &&f, G &&g, float *tf, float *tg, int reps = 15) {
+    if (const char *r = std::getenv("GPK_TC_REPS")) reps = std::atoi(r);
     cudaEvent_t a, b;
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
@@ -394,6 +404,7 @@ static void time_pair(F &&f, G &&g, float *tf, float *tg, int reps = 15) {
     std::vector<float> t1, t2;
     for (int i = 0; i < reps; ++i)
         for (int w = 0; w < 2; ++w) {
+            flush_l2();
             CK(cudaEventRecord(a));
             if (w == 0) f();
             else g();
@@ -411,6 +422,7 @@ static void time_pair(F &&f, G &&g, float *tf, float *tg, int reps = 15) {
 
 template <class F>
 static float time_ms(F &&f, int reps = 10) {
+    if (const char *r = std::getenv("GPK_TC_REPS")) reps = std::atoi(r);
     cudaEvent_t a, b;
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
@@ -418,6 +430,7 @@ static float time_ms(F &&f, int reps = 10) {
     CK(cudaDeviceSynchronize());
     std::vector<float> t;
     for (int i = 0; i < reps; ++i) {
+        flush_l2();
         CK(cudaEventRecord(a));
         f();
         CK(cudaEventRecord(b));
@@ -456,13 +469,17 @@ static void time_shape(Dtype d, int64_t m, int64_t n, int64_t k, bool ta, bool t
                   ta ? "T" : "N", tb ? "T" : "N", pad ? " ld-odd" : "");
     std::printf("%-5s %-30s %-20s %8.1f TFLOP/s  1.000x\n", dname(d), shape, "cublasGemmEx", flop / t_cub / 1e9);
     for (const Rung &r : kRungs)
-    for (int mode = 0; mode < (r.fn == gemm_tc_wgmma_ws ? (g_all_tiles ? 4 : 1) : 1); ++mode) {
+    for (int mode = 0; mode < (r.fn == gemm_tc_wgmma_ws ? (g_all_tiles ? 5 : 1) : 1); ++mode) {
         if (d == Dtype::TF32 && !r.takes_tf32) continue;
         if (!with_mma && r.fn == gemm_tc_mma_sync) continue;
         ws12::tile_mode = mode;
         char name[64];
         std::snprintf(name, sizeof name, r.fn == gemm_tc_wgmma_ws ? "%s/%s" : "%s", r.name,
-                      mode == 0 ? "auto" : mode == 1 ? "128x256" : mode == 2 ? "128x128" : "pingpong");
+                      mode == 0   ? "auto"
+                      : mode == 1 ? "128x256"
+                      : mode == 2 ? "128x128"
+                      : mode == 3 ? "pingpong"
+                                  : "128x64");
         GemmTc g{d, false, ta, tb, m, n, k, alpha, beta, A, lda, B, ldb, C, ldc, nullptr, nullptr, 0};
         ensure_ws(r.ws(g) + 256);
         g.workspace = g_ws;
@@ -534,6 +551,16 @@ int main(int argc, char **argv) {
             if (r.takes_tf32 || Dtype(std::atoi(argv[9])) != Dtype::TF32) check_case(r, Dtype(std::atoi(argv[9])), c);
         std::printf("one: %d failed\n", g_fail);
         return g_fail ? 1 : 0;
+    }
+    // shape <dtype 0 F16, 1 BF16, 2 TF32> <m> <n> <k> <ta> <tb> <pad>: every tile
+    // configuration of rung 12 at one column-major shape
+    if (what == "shape" && argc >= 9) {
+        CB(cublasCreate(&g_cublas));
+        g_all_tiles = true;
+        time_shape(Dtype(std::atoi(argv[2])), std::atoll(argv[3]), std::atoll(argv[4]), std::atoll(argv[5]),
+                   std::atoi(argv[6]) != 0, std::atoi(argv[7]) != 0, std::atoll(argv[8]), false);
+        CB(cublasDestroy(g_cublas));
+        return 0;
     }
     if (what == "check" || what == "all") {
         run_checks();

@@ -41,10 +41,11 @@
 //   applying alpha and beta in F32 with one rounding, element by element only at the
 //   edges of C or where C is not aligned for vectors.
 //
-// Tiles are 128 x 256 (four stages); 128 x 128 (six stages) when 256-wide tiles
-// would leave SMs without work; 128 x 128 ping-pong tiles (five stages) where they need
-// fewer waves of the persistent grid than 256-wide ones (m or n just past a multiple of
-// 256). F16 and BF16 use m64nBQk16; F32 calls take TF32
+// Tiles are 128 x 256 (four stages); 128 x 128 (six stages) or 128 x 64 (eight) when
+// 256-wide tiles would leave SMs without work and the narrower ones, slower each, finish
+// sooner all told (small products); 128 x 128 ping-pong tiles (five stages) where they
+// need fewer waves of the persistent grid than 256-wide ones (m or n just past a
+// multiple of 256). F16 and BF16 use m64nBQk16; F32 calls take TF32
 // products with m64nBQk8 over the same 128-byte rows (32 elements of k per stage).
 // wgmma, setmaxnreg, clusters and this TMA use need sm_90a: the kernel body exists only
 // in sm_90a code, and the launcher answers NOT_SUPPORTED on any other GPU or binary.
@@ -65,8 +66,8 @@ constexpr int X_BYTES = BP * ROW_BYTES;
 // of q at a time, as F32 rows padded by 16 bytes (so the fragment writes of one warp
 // spread over the banks), then writes C in whole 4-element vectors along q.
 constexpr int EPI_COLS = 32, EPI_ROW_BYTES = EPI_COLS * 4 + 16, EPI_BYTES = 64 * EPI_ROW_BYTES;
-// Tiles are 128 x BQ: BQ = 256 for large products, 128 where 256-wide tiles would leave
-// clusters idle (twice the tiles, and a deeper ring in the same shared memory).
+// Tiles are 128 x BQ: BQ = 256 for large products, 128 or 64 where 256-wide tiles would
+// leave SMs idle (more tiles, and a deeper ring in the same shared memory).
 __host__ __device__ constexpr int stage_bytes(int bq) { return X_BYTES + bq * ROW_BYTES; }
 // The TMA-store epilogue (16-bit C, beta == 0) writes D through boxes of 64 x 64
 // elements (one 128-byte swizzled row of q per row of p), staged in shared memory:
@@ -76,6 +77,8 @@ __host__ __device__ constexpr int stage_bytes(int bq) { return X_BYTES + bq * RO
 // F32 buffers.
 constexpr int OUT_BOX = 64, OUT_BOX_BYTES = OUT_BOX * ROW_BYTES;
 __host__ __device__ constexpr int out_boxes(bool pp) { return pp ? 4 : 2; }
+// A consumer of a 64-wide tile has one box to stage.
+__host__ __device__ constexpr int out_batch(int bq, bool pp) { return bq == 64 ? 1 : out_boxes(pp); }
 // F32 C never takes the TMA store, and keeps the smaller staging area (the rest of the
 // shared memory stays L1 cache).
 __host__ __device__ constexpr int out_bytes(bool pp, int esize) {
@@ -83,12 +86,13 @@ __host__ __device__ constexpr int out_bytes(bool pp, int esize) {
                                                                             : 2 * EPI_BYTES;
 }
 // As many ring stages as fit beside the staging area.
-__host__ __device__ constexpr int stages(int bq, bool pp) { return bq == 256 ? 4 : pp ? 5 : 6; }
+__host__ __device__ constexpr int stages(int bq, bool pp) { return bq == 256 ? 4 : bq == 64 ? 8 : pp ? 5 : 6; }
 __host__ __device__ constexpr int smem_bytes(int bq, bool pp, int esize) {
     return stages(bq, pp) * stage_bytes(bq) + out_bytes(pp, esize) + 1024;  // + ring alignment
 }
 static_assert(smem_bytes(256, false, 2) <= 227 * 1024 && smem_bytes(128, true, 2) <= 227 * 1024 &&
-                  smem_bytes(128, false, 2) <= 227 * 1024,
+                  smem_bytes(128, false, 2) <= 227 * 1024 && smem_bytes(64, false, 2) <= 227 * 1024 &&
+                  smem_bytes(64, false, 4) <= 227 * 1024,
               "the ring and the staging area fit the 227 KB a block may use");
 constexpr int CLUSTER = 2;                               // blocks sharing each Y tile
 constexpr int CONSUMER_WARPS = 8;                        // consumer warps of one block
@@ -136,6 +140,10 @@ __global__ void __launch_bounds__(THREADS, 1)
     const uint32_t empty0 = static_cast<uint32_t>(__cvta_generic_to_shared(&empty[0]));
 
     if (threadIdx.x == 0) {
+        // The producer's first copies need the operands' tensor maps: fetch them while
+        // the barriers are set up.
+        asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map_x)) : "memory");
+        asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map_y)) : "memory");
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(full0 + 8 * s, 1);
             mbar_init(empty0 + 8 * s, ARRIVALS);
@@ -184,6 +192,10 @@ __global__ void __launch_bounds__(THREADS, 1)
                         constexpr int rows = BQ / CLUSTER;
                         tma_load_2d_mc(ys + rank * rows * ROW_BYTES, &map_y, bar, int(kb * KE),
                                        int(tq * BQ + rank * rows), all);
+                    } else if constexpr (BQ == 64) {
+                        // One MN-major box of 64 along q: each block loads half of its k-rows.
+                        tma_load_2d_mc(ys + rank * (KE / 2) * ROW_BYTES, &map_y, bar, int(tq * BQ),
+                                       int(kb * KE + rank * (KE / 2)), all);
                     } else {
 #pragma unroll
                         for (int b = 0; b < BQ / 64 / CLUSTER; ++b) {
@@ -250,8 +262,10 @@ __global__ void __launch_bounds__(THREADS, 1)
                         const uint64_t da = XK ? desc_kmajor(xs + 32 * s) : desc_mnmajor(xs + 16 * ROW_BYTES * s);
                         if constexpr (BQ == 256)
                             wgmma_256<T, XK ? 0 : 1, YK ? 0 : 1>(d[m], da, db);
-                        else
+                        else if constexpr (BQ == 128)
                             wgmma_128<T, XK ? 0 : 1, YK ? 0 : 1>(d[m], da, db);
+                        else
+                            wgmma_64<T, XK ? 0 : 1, YK ? 0 : 1>(d[m], da, db);
                     }
                 }
                 asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
@@ -275,7 +289,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                 if (tma_store) {
                     // Boxes of 64 x 64 staged NB at a time; one thread issues their stores
                     // and the warpgroup goes back to multiplying while the copies run.
-                    constexpr int NB = out_boxes(PP), HB = BQ / OUT_BOX;
+                    constexpr int NB = out_batch(BQ, PP), HB = BQ / OUT_BOX;
                     static_assert((NM * HB) % NB == 0, "whole batches of boxes");
                     const uint32_t obuf = ring + STAGES * STAGE_BYTES + c * NB * OUT_BOX_BYTES;
 #pragma unroll
@@ -325,15 +339,15 @@ template <class T, bool XK, bool YK, int BQ, bool PP>
 Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CUtensorMap &my,
               const CUtensorMap &mc, bool tma_store, int dev);
 
-// Tile configuration: 0 chooses by shape; 1, 2, 3 force 128x256, 128x128 and 128x128
-// ping-pong (for measuring them against one another).
+// Tile configuration: 0 chooses by shape; 1, 2, 3, 4 force 128x256, 128x128, 128x128
+// ping-pong and 128x64 (for measuring them against one another).
 inline int tile_mode = 0;
 
 template <class T, int BQ, bool PP>
 Result run_tiles(const GemmTc &g, const Normal &nf, const Prepared &pr, int dev) {
     CUtensorMap mx, my;
     if (!make_map<T>(&mx, pr.X, nf.P, nf.K, pr.ldx, BP, pr.xk) ||
-        !make_map<T>(&my, pr.Y, nf.Q, nf.K, pr.ldy, BQ / CLUSTER, pr.yk))
+        !make_map<T>(&my, pr.Y, nf.Q, nf.K, pr.ldy, BQ / CLUSTER, pr.yk, BQ == 64 ? CLUSTER : 1))
         return not_supported("gemm rung wgmma_ws: the operands do not fit a TMA tensor map");
     // Where C cannot take the TMA store, the kernel stores through its vector epilogue.
     CUtensorMap mc{};
@@ -359,29 +373,40 @@ Result run(const GemmTc &g, const Normal &nf) {
     if (!have) return not_supported("gemm rung wgmma_ws needs an sm_90 GPU (H100/H200) and sm_90a code in the build");
     if (nf.K > 0x7fffffff || nf.P > 0x7fffffff || nf.Q > 0x7fffffff)
         return not_supported("gemm rung wgmma_ws: m, n and k must stay below 2^31");
-    if (((nf.P + BP * CLUSTER - 1) / (BP * CLUSTER)) * ((nf.Q + 127) / 128) > 0x7fffffff)
+    if (((nf.P + BP * CLUSTER - 1) / (BP * CLUSTER)) * ((nf.Q + 63) / 64) > 0x7fffffff)
         return not_supported("gemm rung wgmma_ws: more than 2^31 tiles");
     if (!encode_fn()) return not_supported("gemm rung wgmma_ws: the driver lacks cuTensorMapEncodeTiled");
 
     Prepared pr{};
     r = prepare<T>(nf, g, 1, &pr, sizeof(T) == 2);
     if (r.status != Status::Ok) return r;
-    // 256-wide tiles when they give every SM of the GPU a cluster's half to work on.
     int sms = 0;
     e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: querying the device");
     const int64_t pairs_p = (nf.P + BP * CLUSTER - 1) / (BP * CLUSTER);
-    const int64_t pairs256 = pairs_p * ((nf.Q + 255) / 256), pairs128 = pairs_p * ((nf.Q + 127) / 128);
-    // Otherwise the persistent grid runs in waves of one tile per cluster: 128 x 256
-    // tiles, unless 128 x 128 ping-pong tiles need clearly fewer waves of their half-size
-    // work (shapes just past a multiple of 256, where a last, nearly empty column of
-    // wide tiles costs a whole wave); at equal waves the wide tiles read less per product.
+    const int64_t pairs256 = pairs_p * ((nf.Q + 255) / 256), pairs128 = pairs_p * ((nf.Q + 127) / 128),
+                  pairs64 = pairs_p * ((nf.Q + 63) / 64);
+    // The persistent grid runs in waves of one tile per cluster.
     const int64_t fit = sms / CLUSTER > 0 ? sms / CLUSTER : 1;
-    const int64_t cost256 = 2 * ((pairs256 + fit - 1) / fit), cost128 = (pairs128 + fit - 1) / fit;
+    auto waves = [fit](int64_t pairs) { return (pairs + fit - 1) / fit; };
     int mode = tile_mode;
-    if (mode == 0) mode = pairs256 * CLUSTER < sms ? 2 : 20 * cost128 < 19 * cost256 ? 3 : 1;
+    if (mode == 0 && pairs256 * CLUSTER >= sms) {
+        // At least a wave of wide tiles: 128 x 256, unless 128 x 128 ping-pong tiles need
+        // clearly fewer waves of their half-size work (shapes just past a multiple of 256,
+        // where a last, nearly empty column of wide tiles costs a whole wave); at equal
+        // waves the wide tiles read less per product.
+        mode = 20 * waves(pairs128) < 19 * 2 * waves(pairs256) ? 3 : 1;
+    } else if (mode == 0) {
+        // Less than a wave of wide tiles: narrower ones put more SMs to work, each at a
+        // lower rate. The cost of a wave of each width, relative to 256 for the widest,
+        // as measured where all three give every SM the same work (docs/PERFORMANCE.md,
+        // section "Auto: gemm"); the cheapest total wins.
+        const int64_t c256 = 256 * waves(pairs256), c128 = 132 * waves(pairs128), c64 = 94 * waves(pairs64);
+        mode = c64 < c128 && c64 < c256 ? 4 : c128 < c256 ? 2 : 1;
+    }
     if (mode == 1) return run_tiles<T, 256, false>(g, nf, pr, dev);
     if (mode == 2) return run_tiles<T, 128, false>(g, nf, pr, dev);
+    if (mode == 4) return run_tiles<T, 64, false>(g, nf, pr, dev);
     return run_tiles<T, 128, true>(g, nf, pr, dev);
 }
 

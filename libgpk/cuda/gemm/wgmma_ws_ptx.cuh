@@ -18,6 +18,16 @@
     ", " "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47" \
     ", " "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63" "}"
 
+#define GPK_WGMMA_D_REGS_32 \
+    "{" "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15" \
+    ", " "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31" "}"
+
+#define GPK_WGMMA_D_OUTS_32(d) \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+
 #define GPK_WGMMA_D_OUTS_64(d) \
     "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
     "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
@@ -64,6 +74,30 @@ __device__ __forceinline__ uint64_t desc_mnmajor(uint32_t saddr) {
 }
 
 // imm-trans-a/b = 1: that operand is MN-major in shared memory (16-bit types only).
+template <class T, int TA, int TB>
+__device__ __forceinline__ void wgmma_64(float (&d)[32], uint64_t da, uint64_t db) {
+    if constexpr (sizeof(T) == 4) {
+        static_assert(TA == 0 && TB == 0, "TF32 wgmma reads k-major operands only");
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 " GPK_WGMMA_D_REGS_32
+                     ", %32, %33, p, 1, 1;\n}\n"
+                     : GPK_WGMMA_D_OUTS_32(d)
+                     : "l"(da), "l"(db), "r"(1));
+    } else if constexpr (std::is_same_v<T, __half>) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " GPK_WGMMA_D_REGS_32
+                     ", %32, %33, p, 1, 1, %35, %36;\n}\n"
+                     : GPK_WGMMA_D_OUTS_32(d)
+                     : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
+    } else {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " GPK_WGMMA_D_REGS_32
+                     ", %32, %33, p, 1, 1, %35, %36;\n}\n"
+                     : GPK_WGMMA_D_OUTS_32(d)
+                     : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
+    }
+}
+
 template <class T, int TA, int TB>
 __device__ __forceinline__ void wgmma_128(float (&d)[64], uint64_t da, uint64_t db) {
     if constexpr (sizeof(T) == 4) {
