@@ -524,12 +524,12 @@ gpk_status gemm_wgmma_ws(gpk_context &ctx, const GemmArgs &args) {
 }
 
 // "auto" (rungs.def): where this rung leads cuBLAS, per docs/PERFORMANCE.md, section
-// "Auto: gemm". Every 16-bit call it takes: it led cublasGemmEx at every shape measured,
-// large, small, short k, and most where the leading dimensions are odd (cuBLAS loses
-// its fast paths there, packing costs O(n^2)). TF32 calls only where it need not pack
-// an operand that cuBLAS reads fast: TF32 wgmma reads k-major operands only, so it led
-// in TN (both in place) and trailed in NN (one packed); where a pointer or leading
-// dimension is not 16-byte aligned both sides leave their fast paths, and it packs.
+// "Auto: gemm": operands whose pointer or leading dimension is not a whole number of
+// 16-byte vectors. cuBLAS leaves its fast kernels there, while this rung packs them in
+// O(n^2) and keeps its speed. With aligned operands cuBLAS is level or ahead: 16-bit
+// calls within the spread at large sizes and ahead at small ones, TF32 ahead even where
+// both operands are read in place (TN), and further where TF32 wgmma, which reads
+// k-major operands only, needs one packed (NN).
 gpk_status gemm_wgmma_ws_leads(gpk_context &ctx, const GemmArgs &args, const char **why_not) {
     *why_not = nullptr;
     (void)ctx;
@@ -537,20 +537,9 @@ gpk_status gemm_wgmma_ws_leads(gpk_context &ctx, const GemmArgs &args, const cha
     auto aligned = [es](const void *p, int64_t ld) {
         return reinterpret_cast<uintptr_t>(p) % 16 == 0 && (ld * es) % 16 == 0;
     };
-    const bool unaligned = !aligned(args.A, args.lda) || !aligned(args.B, args.ldb);
-    // 16-bit: cuBLAS leaves its fast kernels when a leading dimension is not a whole
-    // number of 16-byte vectors, where this rung packs in O(n^2) and keeps its speed;
-    // with aligned operands the two are level within the spread, and at small sizes
-    // this rung's per-call cost shows ("Auto: gemm").
-    if (is_16bit(args.dtype)) {
-        if (!unaligned) *why_not = "with 16-byte aligned 16-bit operands, cuBLAS measured level or ahead";
-        return GPK_SUCCESS;
-    }
-    // The normal form reads op(B)^T k-major in place when B is not transposed, op(A)
-    // when A is.
-    const bool in_place = args.transa && !args.transb;
-    if (!(in_place || unaligned))
-        *why_not = "in TF32, with aligned operands that it would pack (NN, NT, TT), cuBLAS measured ahead";
+    if (aligned(args.A, args.lda) && aligned(args.B, args.ldb))
+        *why_not = is_16bit(args.dtype) ? "with 16-byte aligned 16-bit operands, cuBLAS measured level or ahead"
+                                        : "with 16-byte aligned operands in TF32, cuBLAS measured ahead";
     return GPK_SUCCESS;
 }
 
