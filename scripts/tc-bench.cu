@@ -503,7 +503,7 @@ static void time_shape(Dtype d, int64_t m, int64_t n, int64_t k, bool ta, bool t
         Prepared pr{};
         const float t = time_ms([&] {
             if (d == Dtype::TF32) prepare<float>(nf, g, 1, &pr);
-            else prepare<__half>(nf, g, 1, &pr, true);
+            else prepare<__half>(nf, g, 1, &pr, true, true);
         });
         std::printf("%-5s %-30s %-20s %8.1f us\n", dname(d), shape, "(packing A and B)", t * 1e3);
     }

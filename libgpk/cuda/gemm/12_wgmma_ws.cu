@@ -121,12 +121,17 @@ __device__ __forceinline__ void tile_of(int t, int tiles_p, int tiles_q, int *tp
 // PP ("ping-pong", 128 x 128 tiles): each consumer warpgroup owns whole tiles, the two
 // taking alternate tiles of the block's walk, so one stores its tile while the other
 // multiplies; otherwise both share each tile, 64 rows each.
-template <class T, bool XK, bool YK, int BQ, bool PP>
+// XR (F32 with X MN-major): X is read into registers (TF32 wgmma has no transpose
+// bit), Y through its descriptor; TD: D is stored transposed (the operands of an NN
+// call were swapped so that the MN-major one is X).
+template <class T, bool XK, bool YK, int BQ, bool PP, bool TD>
 __global__ void __launch_bounds__(THREADS, 1)
     kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_y,
            const __grid_constant__ CUtensorMap map_c, int64_t P, int64_t Q, int64_t K, Epilogue ep, int tma_store) {
 #ifdef GPK_SM90A_CODE
     constexpr int KE = ROW_BYTES / int(sizeof(T));  // elements of k per stage
+    constexpr bool XR = sizeof(T) == 4 && !XK;
+    static_assert(!TD || XR, "transposed stores come with X from registers");
     constexpr int STAGES = stages(BQ, PP), STAGE_BYTES = stage_bytes(BQ);
     static_assert(!PP || BQ == 128, "ping-pong tiles are 128 x 128");
     // Warps that release a stage: every consumer warp, or those of the warpgroup that
@@ -183,9 +188,10 @@ __global__ void __launch_bounds__(THREADS, 1)
                     if constexpr (XK) {
                         tma_load_2d(xs, &map_x, bar, int(kb * KE), int(tp * BP));
                     } else {
+                        // Boxes of one 128-byte row along p by the stage's KE k-rows.
 #pragma unroll
-                        for (int b = 0; b < BP / 64; ++b)
-                            tma_load_2d(xs + b * MN_BOX_BYTES, &map_x, bar, int(tp * BP + 64 * b), int(kb * KE));
+                        for (int b = 0; b < BP / KE; ++b)
+                            tma_load_2d(xs + b * KE * ROW_BYTES, &map_x, bar, int(tp * BP + KE * b), int(kb * KE));
                     }
                     constexpr uint16_t all = (1u << CLUSTER) - 1;
                     if constexpr (YK) {
@@ -247,7 +253,41 @@ __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
                 for (int i = 0; i < BQ / 2; ++i) d[m][i] = 0.0f;
             int prev = -1;
-            for (int kb = 0; kb < nk; ++kb) {
+            if constexpr (XR) {
+                // X from registers: a stage's fragments, then its wgmma. ptxas serialises
+                // wgmma whose input registers other instructions write while a group is
+                // in flight, so the group is waited for whole before the registers take
+                // the next stage (the other consumer warpgroup keeps the tensor cores
+                // busy meanwhile), and the registers stay allocated to the fragments
+                // until then (the empty asm that reads and writes them).
+                for (int kb = 0; kb < nk; ++kb) {
+                    mbar_wait(full0 + 8 * stage, phase);
+                    const uint32_t xs = ring + stage * STAGE_BYTES, ys = xs + X_BYTES;
+                    uint32_t a[NM][4][4];
+#pragma unroll
+                    for (int m = 0; m < NM; ++m)
+#pragma unroll
+                        for (int s = 0; s < 4; ++s) load_frag(a[m][s], xs, (PP ? m : c) * 64, s, t);
+                    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+                    for (int s = 0; s < 4; ++s)
+#pragma unroll
+                        for (int m = 0; m < NM; ++m) wgmma_rs<BQ>(d[m], a[m][s], desc_kmajor(ys + 32 * s));
+                    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+                    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#pragma unroll
+                    for (int m = 0; m < NM; ++m)
+#pragma unroll
+                        for (int s = 0; s < 4; ++s)
+                            asm volatile("" : "+r"(a[m][s][0]), "+r"(a[m][s][1]), "+r"(a[m][s][2]), "+r"(a[m][s][3]));
+                    if (lane < CLUSTER) mbar_arrive_cluster(empty0 + 8 * stage, lane);
+                    if (++stage == STAGES) {
+                        stage = 0;
+                        phase ^= 1;
+                    }
+                }
+            }
+            for (int kb = 0; kb < (XR ? 0 : nk); ++kb) {
                 mbar_wait(full0 + 8 * stage, phase);
                 const uint32_t ys = ring + stage * STAGE_BYTES + X_BYTES;
                 asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
@@ -259,13 +299,13 @@ __global__ void __launch_bounds__(THREADS, 1)
                     for (int m = 0; m < NM; ++m) {
                         // This warpgroup's 64 rows of X: its own half, or (ping-pong) both.
                         const uint32_t xs = ring + stage * STAGE_BYTES + (PP ? m : c) * 64 * ROW_BYTES;
-                        const uint64_t da = XK ? desc_kmajor(xs + 32 * s) : desc_mnmajor(xs + 16 * ROW_BYTES * s);
+                        const uint64_t da = XK || XR ? desc_kmajor(xs + 32 * s) : desc_mnmajor(xs + 16 * ROW_BYTES * s);
                         if constexpr (BQ == 256)
-                            wgmma_256<T, XK ? 0 : 1, YK ? 0 : 1>(d[m], da, db);
+                            wgmma_256<T, XK || XR ? 0 : 1, YK ? 0 : 1>(d[m], da, db);
                         else if constexpr (BQ == 128)
-                            wgmma_128<T, XK ? 0 : 1, YK ? 0 : 1>(d[m], da, db);
+                            wgmma_128<T, XK || XR ? 0 : 1, YK ? 0 : 1>(d[m], da, db);
                         else
-                            wgmma_64<T, XK ? 0 : 1, YK ? 0 : 1>(d[m], da, db);
+                            wgmma_64<T, XK || XR ? 0 : 1, YK ? 0 : 1>(d[m], da, db);
                     }
                 }
                 asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
@@ -319,9 +359,14 @@ __global__ void __launch_bounds__(THREADS, 1)
             }
             uint8_t *buf = smem_raw + (ring - raw) + STAGES * STAGE_BYTES + c * EPI_BYTES;
 #pragma unroll
-            for (int m = 0; m < NM; ++m)
-                store_tile<T, BQ>(d[m], buf, 1 + c, ep, P, Q, int64_t(tp) * BP + (PP ? m : c) * 64, int64_t(tq) * BQ,
-                                  t);
+            for (int m = 0; m < NM; ++m) {
+                if constexpr (TD)
+                    store_tile_t<T, BQ>(d[m], buf, 1 + c, ep, P, Q, int64_t(tp) * BP + (PP ? m : c) * 64,
+                                        int64_t(tq) * BQ, t);
+                else
+                    store_tile<T, BQ, XR>(d[m], buf, 1 + c, ep, P, Q, int64_t(tp) * BP + (PP ? m : c) * 64,
+                                      int64_t(tq) * BQ, t);
+            }
             if (PP) skip();
         }
         // Shared memory stays until the last stores have read it.
@@ -335,7 +380,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 
 #include "wgmma_ws_maps.cuh"
 
-template <class T, bool XK, bool YK, int BQ, bool PP>
+template <class T, bool XK, bool YK, int BQ, bool PP, bool TD = false>
 Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CUtensorMap &my,
               const CUtensorMap &mc, bool tma_store, int dev);
 
@@ -344,7 +389,7 @@ Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CU
 inline int tile_mode = 0;
 
 template <class T, int BQ, bool PP>
-Result run_tiles(const GemmTc &g, const Normal &nf, const Prepared &pr, int dev) {
+Result run_tiles(const GemmTc &g, const Normal &nf, const Prepared &pr, bool td, int dev) {
     CUtensorMap mx, my;
     if (!make_map<T>(&mx, pr.X, nf.P, nf.K, pr.ldx, BP, pr.xk) ||
         !make_map<T>(&my, pr.Y, nf.Q, nf.K, pr.ldy, BQ / CLUSTER, pr.yk, BQ == 64 ? CLUSTER : 1))
@@ -353,7 +398,9 @@ Result run_tiles(const GemmTc &g, const Normal &nf, const Prepared &pr, int dev)
     CUtensorMap mc{};
     const bool ts = make_map_c<T>(&mc, g, nf);
     if constexpr (sizeof(T) == 4) {
-        return launch<T, true, true, BQ, PP>(g, nf, mx, my, mc, ts, dev);
+        if (pr.xk) return launch<T, true, true, BQ, PP>(g, nf, mx, my, mc, ts, dev);
+        return td ? launch<T, false, true, BQ, PP, true>(g, nf, mx, my, mc, ts, dev)
+                  : launch<T, false, true, BQ, PP>(g, nf, mx, my, mc, ts, dev);
     } else {
         if (pr.xk && pr.yk) return launch<T, true, true, BQ, PP>(g, nf, mx, my, mc, ts, dev);
         if (pr.xk) return launch<T, true, false, BQ, PP>(g, nf, mx, my, mc, ts, dev);
@@ -362,8 +409,25 @@ Result run_tiles(const GemmTc &g, const Normal &nf, const Prepared &pr, int dev)
     }
 }
 
+// F32 (TF32 products): TF32 wgmma reads k-major operands from shared memory only, but
+// X from registers in any layout. An MN-major X is read so, in place; an MN-major Y
+// with a k-major X (NN, the usual call) is made X by swapping the operands, P with Q,
+// and storing D transposed; only what then remains MN-major in Y is packed. 16-bit
+// calls read either operand MN-major in place through the transpose bits.
+inline void orient(const Normal &nf, Normal *out, bool *swapped, size_t esize) {
+    *out = nf;
+    *swapped = false;
+    if (esize != 4 || !in_place(nf.Y, nf.K, esize, 1, true) || nf.Y.kmajor) return;
+    if (!nf.X.kmajor && in_place(nf.X, nf.K, esize, 1, true)) return;
+    *out = Normal{nf.Q, nf.P, nf.K, nf.Y, nf.X};
+    *swapped = true;
+}
+
 template <class T>
-Result run(const GemmTc &g, const Normal &nf) {
+Result run(const GemmTc &g, const Normal &nf0) {
+    Normal nf{};
+    bool td = false;
+    orient(nf0, &nf, &td, sizeof(T));
     int dev = 0;
     cudaError_t e = cudaGetDevice(&dev);
     if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: querying the device");
@@ -378,7 +442,7 @@ Result run(const GemmTc &g, const Normal &nf) {
     if (!encode_fn()) return not_supported("gemm rung wgmma_ws: the driver lacks cuTensorMapEncodeTiled");
 
     Prepared pr{};
-    r = prepare<T>(nf, g, 1, &pr, sizeof(T) == 2);
+    r = prepare<T>(nf, g, 1, &pr, true, sizeof(T) == 2);
     if (r.status != Status::Ok) return r;
     int sms = 0;
     e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
@@ -404,13 +468,15 @@ Result run(const GemmTc &g, const Normal &nf) {
         const int64_t c256 = 256 * waves(pairs256), c128 = 132 * waves(pairs128), c64 = 94 * waves(pairs64);
         mode = c64 < c128 && c64 < c256 ? 4 : c128 < c256 ? 2 : 1;
     }
-    if (mode == 1) return run_tiles<T, 256, false>(g, nf, pr, dev);
-    if (mode == 2) return run_tiles<T, 128, false>(g, nf, pr, dev);
-    if (mode == 4) return run_tiles<T, 64, false>(g, nf, pr, dev);
-    return run_tiles<T, 128, true>(g, nf, pr, dev);
+    // Ping-pong tiles would hold two sets of X fragments per warpgroup: 128 x 256 instead.
+    if (mode == 3 && !pr.xk && sizeof(T) == 4) mode = 1;
+    if (mode == 1) return run_tiles<T, 256, false>(g, nf, pr, td, dev);
+    if (mode == 2) return run_tiles<T, 128, false>(g, nf, pr, td, dev);
+    if (mode == 4) return run_tiles<T, 64, false>(g, nf, pr, td, dev);
+    return run_tiles<T, 128, true>(g, nf, pr, td, dev);
 }
 
-template <class T, bool XK, bool YK, int BQ, bool PP>
+template <class T, bool XK, bool YK, int BQ, bool PP, bool TD>
 Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CUtensorMap &my,
               const CUtensorMap &mc, bool tma_store, int dev) {
     constexpr int SMEM_BYTES = smem_bytes(BQ, PP, int(sizeof(T)));
@@ -422,7 +488,7 @@ Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CU
         int sms = 0;
         cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
         if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: querying the device");
-        e = cudaFuncSetAttribute(kernel<T, XK, YK, BQ, PP>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
+        e = cudaFuncSetAttribute(kernel<T, XK, YK, BQ, PP, TD>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
         if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: shared memory");
         fit = sms / CLUSTER;
         cudaLaunchAttribute attr{};
@@ -437,7 +503,7 @@ Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CU
         cfg.attrs = &attr;
         cfg.numAttrs = 1;
         int n = 0;
-        if (cudaOccupancyMaxActiveClusters(&n, kernel<T, XK, YK, BQ, PP>, &cfg) == cudaSuccess && n > 0 && n < fit) fit = n;
+        if (cudaOccupancyMaxActiveClusters(&n, kernel<T, XK, YK, BQ, PP, TD>, &cfg) == cudaSuccess && n > 0 && n < fit) fit = n;
         (void)cudaGetLastError();
         if (fit < 1) return not_supported("gemm rung wgmma_ws: no cluster of two blocks fits on the GPU");
         if (dev >= 0 && dev < 64) fit_of[dev].store(fit);
@@ -459,7 +525,7 @@ Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CU
     cfg.stream = g.stream;
     cfg.attrs = &attr;
     cfg.numAttrs = 1;
-    cudaError_t e = cudaLaunchKernelEx(&cfg, kernel<T, XK, YK, BQ, PP>, mx, my, mc, nf.P, nf.Q, nf.K,
+    cudaError_t e = cudaLaunchKernelEx(&cfg, kernel<T, XK, YK, BQ, PP, TD>, mx, my, mc, nf.P, nf.Q, nf.K,
                                        make_epilogue(g, sizeof(T)), int(tma_store));
     if (e == cudaSuccess) e = cudaGetLastError();
     return e == cudaSuccess ? ok() : cuda_failed(e, "gemm rung wgmma_ws: launch");
@@ -473,7 +539,7 @@ inline size_t gemm_tc_wgmma_ws_workspace(const GemmTc &g) {
     Normal nf{};
     if (normalise(g, &nf).status != Status::Ok) return 0;
     if (nf.P == 0 || nf.Q == 0 || nf.K == 0) return 0;
-    return pack_bytes(nf, elem_size(g.dtype), 1, g.dtype != Dtype::TF32);
+    return pack_bytes(nf, elem_size(g.dtype), 1, g.dtype != Dtype::TF32, g.dtype != Dtype::TF32);
 }
 
 inline Result gemm_tc_wgmma_ws(const GemmTc &g) {

@@ -207,30 +207,33 @@ struct Prepared {
     bool xk, yk;  // operand read k-major (else MN-major, in place)
 };
 
-// Bytes of workspace a call needs: one packed copy per operand not usable in place.
-inline size_t pack_bytes(const Normal &nf, size_t esize, int64_t kmult, bool allow_mn = false) {
+// Bytes of workspace a call needs: one packed copy per operand not usable in place
+// (MN-major operands are, where the kernel reads them so: allow_mn_x, allow_mn_y).
+inline size_t pack_bytes(const Normal &nf, size_t esize, int64_t kmult, bool allow_mn_x = false,
+                         bool allow_mn_y = false) {
     const int64_t ld = packed_ld(nf.K, esize);
     size_t b = 0;
-    if (!in_place(nf.X, nf.K, esize, kmult, allow_mn)) b += round_up_256(size_t(nf.P) * size_t(ld) * esize);
-    if (!in_place(nf.Y, nf.K, esize, kmult, allow_mn)) b += round_up_256(size_t(nf.Q) * size_t(ld) * esize);
+    if (!in_place(nf.X, nf.K, esize, kmult, allow_mn_x)) b += round_up_256(size_t(nf.P) * size_t(ld) * esize);
+    if (!in_place(nf.Y, nf.K, esize, kmult, allow_mn_y)) b += round_up_256(size_t(nf.Q) * size_t(ld) * esize);
     return b;
 }
 
 template <class T>
-inline Result prepare(const Normal &nf, const GemmTc &g, int64_t kmult, Prepared *pr, bool allow_mn = false) {
+inline Result prepare(const Normal &nf, const GemmTc &g, int64_t kmult, Prepared *pr, bool allow_mn_x = false,
+                      bool allow_mn_y = false) {
     const size_t esize = sizeof(T);
-    if (pack_bytes(nf, esize, kmult, allow_mn) > g.workspace_bytes)
+    if (pack_bytes(nf, esize, kmult, allow_mn_x, allow_mn_y) > g.workspace_bytes)
         return {Status::WorkspaceTooSmall, "workspace", cudaSuccess};
     const int64_t ld = packed_ld(nf.K, esize);
     char *ws = static_cast<char *>(g.workspace);
-    pr->packed_x = !in_place(nf.X, nf.K, esize, kmult, allow_mn);
-    pr->packed_y = !in_place(nf.Y, nf.K, esize, kmult, allow_mn);
+    pr->packed_x = !in_place(nf.X, nf.K, esize, kmult, allow_mn_x);
+    pr->packed_y = !in_place(nf.Y, nf.K, esize, kmult, allow_mn_y);
     pr->xk = pr->packed_x || nf.X.kmajor;
     pr->yk = pr->packed_y || nf.Y.kmajor;
     if (pr->packed_x) {
         T *dst = reinterpret_cast<T *>(ws);
         cudaError_t e = launch_pack<T>(nf.X, nf.K, dst, ld, g.stream);
-        if (e != cudaSuccess) return cuda_failed(e, "packing B");
+        if (e != cudaSuccess) return cuda_failed(e, "packing an operand");
         pr->X = dst;
         pr->ldx = ld;
         ws += round_up_256(size_t(nf.P) * size_t(ld) * esize);
@@ -241,7 +244,7 @@ inline Result prepare(const Normal &nf, const GemmTc &g, int64_t kmult, Prepared
     if (pr->packed_y) {
         T *dst = reinterpret_cast<T *>(ws);
         cudaError_t e = launch_pack<T>(nf.Y, nf.K, dst, ld, g.stream);
-        if (e != cudaSuccess) return cuda_failed(e, "packing A");
+        if (e != cudaSuccess) return cuda_failed(e, "packing an operand");
         pr->Y = dst;
         pr->ldy = ld;
     } else {

@@ -97,7 +97,8 @@ inline bool encode_2d(CUtensorMap *map, CUtensorMapDataType dt, const void *ptr,
 
 // A tensor map over an operand of `rows` x K, zeros outside, 128-byte swizzle. k-major
 // (k inner, rows `ld` elements apart): boxes of one 128-byte row of k by box_rows rows.
-// MN-major (rows inner, k-rows `ld` apart): boxes of 64 along the rows by one stage of k,
+// MN-major (rows inner, k-rows `ld` apart): boxes of one 128-byte row along the rows
+// (64 16-bit elements, 32 F32) by one stage of k,
 // or by a k_parts'th of it (the blocks of a cluster sharing a 64-wide tile split its k).
 template <class T>
 inline bool make_map(CUtensorMap *map, const void *ptr, int64_t rows, int64_t K, int64_t ld, int box_rows,
@@ -107,7 +108,7 @@ inline bool make_map(CUtensorMap *map, const void *ptr, int64_t rows, int64_t K,
                                                                     : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     const cuuint32_t ke = cuuint32_t(ROW_BYTES / sizeof(T));
     return encode_2d(map, dt, ptr, cuuint64_t(kmajor ? K : rows), cuuint64_t(kmajor ? rows : K),
-                     cuuint64_t(ld) * sizeof(T), kmajor ? ke : 64u, kmajor ? cuuint32_t(box_rows) : ke / k_parts,
+                     cuuint64_t(ld) * sizeof(T), ke, kmajor ? cuuint32_t(box_rows) : ke / k_parts,
                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
 }
 

@@ -146,6 +146,65 @@ __device__ __forceinline__ void wgmma_256(float (&d)[128], uint64_t da, uint64_t
     }
 }
 
+// TF32 with the 64 rows of X from registers (a: this thread's four elements of the
+// 64 x 8 fragment, see load_frag) and Y through its k-major descriptor: TF32 wgmma
+// cannot read an MN-major operand from shared memory, but reads any layout of its
+// registers.
+template <int BQ>
+__device__ __forceinline__ void wgmma_rs(float (&d)[BQ / 2], const uint32_t (&a)[4], uint64_t db) {
+    if constexpr (BQ == 256) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " GPK_WGMMA_D_REGS
+                     ", {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+                     : GPK_WGMMA_D_OUTS(d)
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+    } else if constexpr (BQ == 128) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " GPK_WGMMA_D_REGS_64
+                     ", {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+                     : GPK_WGMMA_D_OUTS_64(d)
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+    } else {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 " GPK_WGMMA_D_REGS_32
+                     ", {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
+                     : GPK_WGMMA_D_OUTS_32(d)
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+    }
+}
+
+// Where X's rows lie when X is read into registers (xr_row), and which fragments a
+// thread passes to wgmma_rs (load_frag).
+//
+// Fragment row g + 8 h of warp w of a consumer warpgroup (g = lane / 4, h = 0 for
+// fragment elements a0 and a2, 1 for a1 and a3) is row xr_row(w, g, h) of the
+// warpgroup's 64 rows of X, and of D: a permutation of the rows chosen so that the 32
+// lanes of one fragment load hit 32 different banks. X lies MN-major in the stage as
+// TMA wrote it, boxes of 32 rows (128 bytes) by the stage's 32 k-rows, 16-byte chunk j
+// of k-row r at chunk j ^ (r % 8) (the 128-byte swizzle). A load reads 8 rows by the 4
+// k-rows t = lane % 4 (or t + 4): rows 4 (2 h + w % 2) + (g % 4) + 16 (g / 4) of their
+// box lie in chunks w % 2 and w % 2 + 4, which the four k-rows' swizzle spreads over all
+// eight chunks, where 8 consecutive rows would take two chunks and conflict pairwise.
+// The epilogue places each accumulator row at the same xr_row.
+__host__ __device__ constexpr int xr_row(int w, int g, int h) {
+    return 32 * (w / 2) + 4 * (2 * h + w % 2) + (g % 4) + 16 * (g / 4);
+}
+
+// The fragment of k step s (8 elements of k) of a stage, for thread t of a warpgroup
+// whose rows of X start at row `row0` of the tile: a0 (g, t), a1 (g + 8, t),
+// a2 (g, t + 4), a3 (g + 8, t + 4) in the fragment's rows and columns.
+__device__ __forceinline__ void load_frag(uint32_t (&a)[4], uint32_t xs, int row0, int s, int t) {
+    const int w = t / 32, lane = t % 32;
+#pragma unroll
+    for (int v = 0; v < 4; ++v) {
+        const int row = row0 + xr_row(w, lane >> 2, v & 1), k = 8 * s + (lane & 3) + 4 * (v >> 1);
+        const int in = row % 32;
+        const uint32_t addr = xs + (row / 32) * (32 * ROW_BYTES) + k * ROW_BYTES + (((in >> 2) ^ (k & 7)) << 4) +
+                              4 * (in & 3);
+        asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(a[v]) : "r"(addr) : "memory");
+    }
+}
+
 __device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
 }
@@ -238,10 +297,13 @@ __device__ __forceinline__ void stage_box(const float (&d)[BQ / 2], uint32_t box
 
 // Stores a consumer's 64 x BQ accumulators (rows p_base.., columns q_base..) through
 // its staging buffer: C = alpha * acc + beta * C, one rounding, only inside P x Q.
-template <class T, int BQ>
+// XR: the accumulators' rows are X's permuted rows (xr_row).
+template <class T, int BQ, bool XR = false>
 __device__ __forceinline__ void store_tile(const float (&d)[BQ / 2], uint8_t *buf, int bar_id, const Epilogue &ep,
                                            int64_t P, int64_t Q, int64_t p_base, int64_t q_base, int t) {
-    const int warp = t / 32, lane = t % 32, r0 = warp * 16 + (lane >> 2);
+    const int warp = t / 32, lane = t % 32;
+    const int r0 = XR ? xr_row(warp, lane >> 2, 0) : warp * 16 + (lane >> 2);
+    const int r1 = XR ? xr_row(warp, lane >> 2, 1) : r0 + 8;
     const bool vec = ep.vec4;
 #pragma unroll
     for (int pass = 0; pass < BQ / EPI_COLS; ++pass) {
@@ -249,8 +311,7 @@ __device__ __forceinline__ void store_tile(const float (&d)[BQ / 2], uint8_t *bu
         for (int jj = 0; jj < EPI_COLS / 8; ++jj) {
             const int j = pass * (EPI_COLS / 8) + jj, col = jj * 8 + 2 * (lane & 3);
             *reinterpret_cast<float2 *>(buf + r0 * EPI_ROW_BYTES + col * 4) = make_float2(d[4 * j], d[4 * j + 1]);
-            *reinterpret_cast<float2 *>(buf + (r0 + 8) * EPI_ROW_BYTES + col * 4) =
-                make_float2(d[4 * j + 2], d[4 * j + 3]);
+            *reinterpret_cast<float2 *>(buf + r1 * EPI_ROW_BYTES + col * 4) = make_float2(d[4 * j + 2], d[4 * j + 3]);
         }
         asm volatile("bar.sync %0, 128;\n" ::"r"(bar_id) : "memory");
 #pragma unroll
@@ -283,4 +344,57 @@ __device__ __forceinline__ void store_tile(const float (&d)[BQ / 2], uint8_t *bu
 }
 #endif
 
-
+#ifdef GPK_SM90A_CODE
+// As store_tile for X from registers, with D stored transposed (element (p, q) at
+// C + q * ldc + p: the normal form of an F32 call whose operands were swapped so that
+// its MN-major operand is X): a
+// pass stages 32 columns of q as rows of 64 p (padded by 16 bytes, so that one fragment
+// store of a warp spreads over all banks), then writes C in 4-element vectors along p.
+template <class T, int BQ>
+__device__ __forceinline__ void store_tile_t(const float (&d)[BQ / 2], uint8_t *buf, int bar_id, const Epilogue &ep,
+                                             int64_t P, int64_t Q, int64_t p_base, int64_t q_base, int t) {
+    static_assert(sizeof(T) == 4, "transposed stores are for F32 C");
+    constexpr int ROW = 64 + 4;  // floats per staged column of q
+    static_assert(EPI_COLS * ROW * 4 <= EPI_BYTES, "a pass fits the staging buffer");
+    float *f = reinterpret_cast<float *>(buf);
+    // The accumulators' rows are X's permuted rows (xr_row).
+    const int warp = t / 32, lane = t % 32, r0 = xr_row(warp, lane >> 2, 0), r1 = xr_row(warp, lane >> 2, 1);
+    const bool vec = ep.vec4;
+#pragma unroll
+    for (int pass = 0; pass < BQ / EPI_COLS; ++pass) {
+#pragma unroll
+        for (int jj = 0; jj < EPI_COLS / 8; ++jj) {
+            const int j = pass * (EPI_COLS / 8) + jj, col = jj * 8 + 2 * (lane & 3);
+            f[col * ROW + r0] = d[4 * j];
+            f[(col + 1) * ROW + r0] = d[4 * j + 1];
+            f[col * ROW + r1] = d[4 * j + 2];
+            f[(col + 1) * ROW + r1] = d[4 * j + 3];
+        }
+        asm volatile("bar.sync %0, 128;\n" ::"r"(bar_id) : "memory");
+#pragma unroll
+        for (int it = 0; it < 4; ++it) {
+            const int idx = it * 128 + t, col = idx / 16, pc = 4 * (idx % 16);
+            const float4 v = *reinterpret_cast<const float4 *>(f + col * ROW + pc);
+            const int64_t p = p_base + pc, q = q_base + pass * EPI_COLS + col;
+            if (p >= P || q >= Q) continue;
+            float *c = static_cast<float *>(ep.C) + q * ep.ldc + p;
+            float o[4] = {ep.alpha * v.x, ep.alpha * v.y, ep.alpha * v.z, ep.alpha * v.w};
+            if (vec && p + 4 <= P) {
+                if (ep.beta != 0.0f) {
+                    const float4 old = *reinterpret_cast<const float4 *>(c);
+                    o[0] += ep.beta * old.x;
+                    o[1] += ep.beta * old.y;
+                    o[2] += ep.beta * old.z;
+                    o[3] += ep.beta * old.w;
+                }
+                *reinterpret_cast<float4 *>(c) = make_float4(o[0], o[1], o[2], o[3]);
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    if (p + e < P) c[e] = ep.beta != 0.0f ? o[e] + ep.beta * c[e] : o[e];
+            }
+        }
+        asm volatile("bar.sync %0, 128;\n" ::"r"(bar_id) : "memory");
+    }
+}
+#endif
