@@ -590,12 +590,12 @@ gpk_status gemm_wgmma_ws(gpk_context &ctx, const GemmArgs &args) {
 }
 
 // "auto" (rungs.def): where this rung leads cuBLAS, per docs/PERFORMANCE.md, section
-// "Auto: gemm": operands whose pointer or leading dimension is not a whole number of
-// 16-byte vectors. cuBLAS leaves its fast kernels there, while this rung packs them in
-// O(n^2) and keeps its speed. With aligned operands cuBLAS is level or ahead: 16-bit
-// calls within the spread at large sizes and ahead at small ones, TF32 ahead even where
-// both operands are read in place (TN), and further where TF32 wgmma, which reads
-// k-major operands only, needs one packed (NN).
+// "Auto: gemm". Operands whose pointer or leading dimension is not a whole number of
+// 16-byte vectors: cuBLAS leaves its fast kernels there, while this rung packs them in
+// O(n^2) and keeps its speed. TF32 calls with A not transposed and B transposed (both
+// MN-major, the layout whose TF32 kernel cuBLAS runs slowest) from 2048 up in m, n and
+// k. Elsewhere with aligned operands cuBLAS is level or ahead: 16-bit calls within the
+// spread at large sizes and ahead at small ones, TF32 ahead in the other layouts.
 gpk_status gemm_wgmma_ws_leads(gpk_context &ctx, const GemmArgs &args, const char **why_not) {
     *why_not = nullptr;
     (void)ctx;
@@ -603,9 +603,14 @@ gpk_status gemm_wgmma_ws_leads(gpk_context &ctx, const GemmArgs &args, const cha
     auto aligned = [es](const void *p, int64_t ld) {
         return reinterpret_cast<uintptr_t>(p) % 16 == 0 && (ld * es) % 16 == 0;
     };
-    if (aligned(args.A, args.lda) && aligned(args.B, args.ldb))
-        *why_not = is_16bit(args.dtype) ? "with 16-byte aligned 16-bit operands, cuBLAS measured level or ahead"
-                                        : "with 16-byte aligned operands in TF32, cuBLAS measured ahead";
+    if (!aligned(args.A, args.lda) || !aligned(args.B, args.ldb)) return GPK_SUCCESS;
+    if (is_16bit(args.dtype)) {
+        *why_not = "with 16-byte aligned 16-bit operands, cuBLAS measured level or ahead";
+        return GPK_SUCCESS;
+    }
+    constexpr int64_t kLarge = 2048;
+    if (!(!args.transa && args.transb && args.m >= kLarge && args.n >= kLarge && args.k >= kLarge))
+        *why_not = "with 16-byte aligned operands in TF32, cuBLAS measured ahead except in large NT calls";
     return GPK_SUCCESS;
 }
 
