@@ -235,10 +235,11 @@ public:
         if (error_ != cudaSuccess) ptr_ = nullptr;
         return ok();
     }
-    bool upload(const void *src) {
-        if (ok() && bytes_ > 0) error_ = cudaMemcpy(ptr_, src, bytes_, cudaMemcpyHostToDevice);
-        return ok();
-    }
+    // cudaMemcpy from pageable memory may return before its DMA has landed, and only
+    // the default stream is ordered after it: calls on a stream of the caller's (a
+    // non-blocking one, as the threads test sets) could read the old contents. So the
+    // upload waits for its copy to land.
+    bool upload(const void *src) { return upload(src, bytes_); }
     bool download(void *dst) {
         if (ok() && bytes_ > 0) error_ = cudaMemcpy(dst, ptr_, bytes_, cudaMemcpyDeviceToHost);
         return ok();
@@ -248,6 +249,7 @@ public:
     bool upload(const void *src, size_t bytes) {
         if (bytes > bytes_) return false;
         if (ok() && bytes > 0) error_ = cudaMemcpy(ptr_, src, bytes, cudaMemcpyHostToDevice);
+        if (ok() && bytes > 0) error_ = cudaStreamSynchronize(0);
         return ok();
     }
     bool download(void *dst, size_t bytes) {
