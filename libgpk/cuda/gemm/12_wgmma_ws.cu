@@ -17,8 +17,11 @@
 //   release.
 // * Rung 11 needs both operands k-major and packs the others. wgmma reads 16-bit
 //   operands that are MN-major too (its transpose bits, boxes of 64 along m or n), so
-//   any aligned F16/BF16 call runs in place; only unaligned ones, and F32 operands that
-//   are not k-major (TF32 wgmma has no transpose), are packed.
+//   any aligned F16/BF16 call runs in place; only unaligned ones are packed. TF32
+//   wgmma has no transpose bit, but takes its first operand from registers: an
+//   MN-major X is loaded from the stage into registers in place (the operands of an NN
+//   call are swapped to make its MN-major A that X, and D is stored transposed), and
+//   only an MN-major Y is packed.
 // * Threads that both load and multiply serialise the two. Here warpgroup 0 only
 //   produces (one thread issues every TMA copy; the warpgroup gives its registers back
 //   with setmaxnreg) and warpgroups 1 and 2 only consume, each owning 64 x BQ
