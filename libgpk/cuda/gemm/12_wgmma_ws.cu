@@ -382,6 +382,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 }
 
 #include "wgmma_ws_maps.cuh"
+#include "wgmma_ws_plan.cuh"
 
 template <class T, bool XK, bool YK, int BQ, bool PP, bool TD = false>
 Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CUtensorMap &my,
@@ -412,20 +413,6 @@ Result run_tiles(const GemmTc &g, const Normal &nf, const Prepared &pr, bool td,
     }
 }
 
-// F32 (TF32 products): TF32 wgmma reads k-major operands from shared memory only, but
-// X from registers in any layout. An MN-major X is read so, in place; an MN-major Y
-// with a k-major X (NN, the usual call) is made X by swapping the operands, P with Q,
-// and storing D transposed; only what then remains MN-major in Y is packed. 16-bit
-// calls read either operand MN-major in place through the transpose bits.
-inline void orient(const Normal &nf, Normal *out, bool *swapped, size_t esize) {
-    *out = nf;
-    *swapped = false;
-    if (esize != 4 || !in_place(nf.Y, nf.K, esize, 1, true) || nf.Y.kmajor) return;
-    if (!nf.X.kmajor && in_place(nf.X, nf.K, esize, 1, true)) return;
-    *out = Normal{nf.Q, nf.P, nf.K, nf.Y, nf.X};
-    *swapped = true;
-}
-
 template <class T>
 Result run(const GemmTc &g, const Normal &nf0) {
     Normal nf{};
@@ -450,27 +437,7 @@ Result run(const GemmTc &g, const Normal &nf0) {
     int sms = 0;
     e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: querying the device");
-    const int64_t pairs_p = (nf.P + BP * CLUSTER - 1) / (BP * CLUSTER);
-    const int64_t pairs256 = pairs_p * ((nf.Q + 255) / 256), pairs128 = pairs_p * ((nf.Q + 127) / 128),
-                  pairs64 = pairs_p * ((nf.Q + 63) / 64);
-    // The persistent grid runs in waves of one tile per cluster.
-    const int64_t fit = sms / CLUSTER > 0 ? sms / CLUSTER : 1;
-    auto waves = [fit](int64_t pairs) { return (pairs + fit - 1) / fit; };
-    int mode = tile_mode;
-    if (mode == 0 && pairs256 * CLUSTER >= sms) {
-        // At least a wave of wide tiles: 128 x 256, unless 128 x 128 ping-pong tiles need
-        // clearly fewer waves of their half-size work (shapes just past a multiple of 256,
-        // where a last, nearly empty column of wide tiles costs a whole wave); at equal
-        // waves the wide tiles read less per product.
-        mode = 20 * waves(pairs128) < 19 * 2 * waves(pairs256) ? 3 : 1;
-    } else if (mode == 0) {
-        // Less than a wave of wide tiles: narrower ones put more SMs to work, each at a
-        // lower rate. The cost of a wave of each width, relative to 256 for the widest,
-        // as measured where all three give every SM the same work (docs/PERFORMANCE.md,
-        // section "Auto: gemm"); the cheapest total wins.
-        const int64_t c256 = 256 * waves(pairs256), c128 = 132 * waves(pairs128), c64 = 94 * waves(pairs64);
-        mode = c64 < c128 && c64 < c256 ? 4 : c128 < c256 ? 2 : 1;
-    }
+    int mode = tile_mode != 0 ? tile_mode : tile_config(nf, sms);
     // Ping-pong tiles would hold two sets of X fragments per warpgroup: 128 x 256 instead.
     if (mode == 3 && !pr.xk && sizeof(T) == 4) mode = 1;
     if (mode == 1) return run_tiles<T, 256, false>(g, nf, pr, td, dev);

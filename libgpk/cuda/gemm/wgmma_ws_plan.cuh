@@ -1,0 +1,41 @@
+// The host side of gemm rung 12 (12_wgmma_ws.cu) that decides how a call runs, from
+// its normal form alone: which operand is X, and the tiles. Included by that file
+// inside namespace gpk::cuda::tc::ws12, after its tile constants, and nowhere else.
+
+// F32 (TF32 products): TF32 wgmma reads k-major operands from shared memory only, but
+// X from registers in any layout. An MN-major X is read so, in place; an MN-major Y
+// with a k-major X (NN, the usual call) is made X by swapping the operands, P with Q,
+// and storing D transposed; only what then remains MN-major in Y is packed. 16-bit
+// calls read either operand MN-major in place through the transpose bits.
+inline void orient(const Normal &nf, Normal *out, bool *swapped, size_t esize) {
+    *out = nf;
+    *swapped = false;
+    if (esize != 4 || !in_place(nf.Y, nf.K, esize, 1, true) || nf.Y.kmajor) return;
+    if (!nf.X.kmajor && in_place(nf.X, nf.K, esize, 1, true)) return;
+    *out = Normal{nf.Q, nf.P, nf.K, nf.Y, nf.X};
+    *swapped = true;
+}
+
+// The tile configuration (1: 128 x 256, 2: 128 x 128, 3: 128 x 128 ping-pong, 4:
+// 128 x 64) for a call on a GPU of `sms` SMs.
+inline int tile_config(const Normal &nf, int sms) {
+    const int64_t pairs_p = (nf.P + BP * CLUSTER - 1) / (BP * CLUSTER);
+    const int64_t pairs256 = pairs_p * ((nf.Q + 255) / 256), pairs128 = pairs_p * ((nf.Q + 127) / 128),
+                  pairs64 = pairs_p * ((nf.Q + 63) / 64);
+    // The persistent grid runs in waves of one tile per cluster.
+    const int64_t fit = sms / CLUSTER > 0 ? sms / CLUSTER : 1;
+    auto waves = [fit](int64_t pairs) { return (pairs + fit - 1) / fit; };
+    if (pairs256 * CLUSTER >= sms) {
+        // At least a wave of wide tiles: 128 x 256, unless 128 x 128 ping-pong tiles need
+        // clearly fewer waves of their half-size work (shapes just past a multiple of 256,
+        // where a last, nearly empty column of wide tiles costs a whole wave); at equal
+        // waves the wide tiles read less per product.
+        return 20 * waves(pairs128) < 19 * 2 * waves(pairs256) ? 3 : 1;
+    }
+    // Less than a wave of wide tiles: narrower ones put more SMs to work, each at a lower
+    // rate. The cost of a wave of each width, relative to 256 for the widest, as measured
+    // where all three give every SM the same work (docs/PERFORMANCE.md, section "Auto:
+    // gemm"); the cheapest total wins.
+    const int64_t c256 = 256 * waves(pairs256), c128 = 132 * waves(pairs128), c64 = 94 * waves(pairs64);
+    return c64 < c128 && c64 < c256 ? 4 : c128 < c256 ? 2 : 1;
+}
