@@ -1,0 +1,101 @@
+// How gemm rung 12 (wgmma_ws) plans a call, without a GPU: the functions of
+// libgpk/cuda/gemm/wgmma_ws_plan.cuh. The tile configuration at the shapes the
+// performance record measured it on (docs/PERFORMANCE.md, section "Auto: gemm"), and
+// at the edges of the rule; which operand becomes X for each TF32 layout, and that a
+// swap exchanges the normal form's sides whole.
+#define GPK_TC_STANDALONE
+#include "../libgpk/cuda/gemm/12_wgmma_ws.cu"
+
+#include <cstdint>
+#include <cstdio>
+
+namespace {
+
+using namespace gpk::cuda::tc;
+int failures = 0, checks = 0;
+
+void expect(bool ok, const char *what) {
+    ++checks;
+    if (!ok) {
+        ++failures;
+        std::printf("FAIL %s\n", what);
+    }
+}
+
+// The normal form of a column-major call; the pointers are never dereferenced.
+Normal normal(Dtype d, bool ta, bool tb, int64_t m, int64_t n, int64_t k, int64_t pad, uintptr_t a = 4096,
+              uintptr_t b = 8192) {
+    const int64_t lda = (ta ? k : m) + pad, ldb = (tb ? n : k) + pad, ldc = m;
+    GemmTc g{d, false, ta, tb, m, n, k, 1.0f, 0.0f, reinterpret_cast<const void *>(a), lda,
+             reinterpret_cast<const void *>(b), ldb, nullptr, ldc, nullptr, nullptr, 0};
+    Normal nf{};
+    expect(normalise(g, &nf).status == Status::Ok, "normalise");
+    return nf;
+}
+
+int tiles(int64_t m, int64_t n, int64_t k, int sms = 132) {
+    return ws12::tile_config(normal(Dtype::BF16, false, false, m, n, k, 0), sms);
+}
+
+void tile_rule() {
+    // Less than a wave of 256-wide tiles: 64-wide ones where they finish first.
+    expect(tiles(512, 512, 512) == 4, "512^3 takes 128 x 64 tiles");
+    expect(tiles(1024, 1024, 1024) == 4, "1024^3 takes 128 x 64 tiles");
+    // One wave of 256-wide tiles on 128 SMs costs less than two of 128-wide ones.
+    expect(tiles(2048, 2048, 2048) == 1, "2048^3 takes 128 x 256 tiles");
+    expect(tiles(1536, 1536, 1536) == 1, "1536^3 takes 128 x 256 tiles");
+    // At least a wave: 256-wide, or ping-pong just past a multiple of 256.
+    expect(tiles(4096, 4096, 4096) == 1, "4096^3 takes 128 x 256 tiles");
+    expect(tiles(8192, 8192, 256) == 1, "8192 x 8192 x 256 takes 128 x 256 tiles");
+    expect(tiles(4097, 4097, 4097) == 3, "4097^3 takes ping-pong tiles");
+    // Any GPU size, down to one SM (and a count the device could not give).
+    for (int sms : {0, 1, 2, 7, 132, 1000})
+        for (int64_t s : {1, 17, 255, 1000, 4097, 100000}) {
+            const int t = tiles(s, s + 3, 64, sms);
+            expect(t >= 1 && t <= 4, "a configuration for every size and SM count");
+        }
+}
+
+void orientation() {
+    Normal nf{}, out{};
+    bool swapped = false;
+    // TF32 NN: A (Y) is MN-major, B^T (X) k-major: swapped, so that A becomes X.
+    nf = normal(Dtype::TF32, false, false, 300, 200, 100, 0);
+    ws12::orient(nf, &out, &swapped, 4);
+    expect(swapped, "TF32 NN swaps");
+    expect(out.P == nf.Q && out.Q == nf.P && out.K == nf.K, "a swap exchanges P and Q");
+    expect(out.X.ptr == nf.Y.ptr && out.X.ld == nf.Y.ld && !out.X.kmajor && out.X.rows == nf.Y.rows,
+           "a swap makes Y the X");
+    expect(out.Y.ptr == nf.X.ptr && out.Y.kmajor, "a swap makes X the Y");
+    // TN: both k-major, read through descriptors as they are.
+    nf = normal(Dtype::TF32, true, false, 300, 200, 100, 0);
+    ws12::orient(nf, &out, &swapped, 4);
+    expect(!swapped && out.X.ptr == nf.X.ptr, "TF32 TN keeps its sides");
+    // TT: X is MN-major and read into registers where it is; NT: the same, Y packed.
+    nf = normal(Dtype::TF32, true, true, 300, 200, 100, 0);
+    ws12::orient(nf, &out, &swapped, 4);
+    expect(!swapped && !out.X.kmajor, "TF32 TT keeps its sides");
+    nf = normal(Dtype::TF32, false, true, 300, 200, 100, 0);
+    ws12::orient(nf, &out, &swapped, 4);
+    expect(!swapped && !out.X.kmajor && !out.Y.kmajor, "TF32 NT keeps its sides");
+    // An MN-major A that 16-byte loads cannot read in place is packed, not swapped.
+    nf = normal(Dtype::TF32, false, false, 301, 200, 100, 1);
+    ws12::orient(nf, &out, &swapped, 4);
+    expect(!swapped, "TF32 NN with an odd lda is not swapped");
+    nf = normal(Dtype::TF32, false, false, 300, 200, 100, 0, 4100);
+    ws12::orient(nf, &out, &swapped, 4);
+    expect(!swapped, "TF32 NN with A off 16 bytes is not swapped");
+    // 16-bit calls read MN-major operands through the transpose bits: never swapped.
+    nf = normal(Dtype::F16, false, false, 300, 200, 100, 0);
+    ws12::orient(nf, &out, &swapped, 2);
+    expect(!swapped && out.X.ptr == nf.X.ptr, "F16 NN keeps its sides");
+}
+
+}  // namespace
+
+int main() {
+    tile_rule();
+    orientation();
+    std::printf("test_tc_plan: %d checks, %d failed\n", checks, failures);
+    return failures == 0 ? 0 : 1;
+}
