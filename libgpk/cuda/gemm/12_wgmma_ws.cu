@@ -289,37 +289,38 @@ __global__ void __launch_bounds__(THREADS, 1)
                         phase ^= 1;
                     }
                 }
-            }
-            for (int kb = 0; kb < (XR ? 0 : nk); ++kb) {
-                mbar_wait(full0 + 8 * stage, phase);
-                const uint32_t ys = ring + stage * STAGE_BYTES + X_BYTES;
-                asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+            } else {
+                for (int kb = 0; kb < nk; ++kb) {
+                    mbar_wait(full0 + 8 * stage, phase);
+                    const uint32_t ys = ring + stage * STAGE_BYTES + X_BYTES;
+                    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-                for (int s = 0; s < 4; ++s) {
-                    // A k step is 32 bytes along a k-major row, or 16 k-rows of an MN-major box.
-                    const uint64_t db = YK ? desc_kmajor(ys + 32 * s) : desc_mnmajor(ys + 16 * ROW_BYTES * s);
+                    for (int s = 0; s < 4; ++s) {
+                        // A k step is 32 bytes along a k-major row, or 16 k-rows of an MN-major box.
+                        const uint64_t db = YK ? desc_kmajor(ys + 32 * s) : desc_mnmajor(ys + 16 * ROW_BYTES * s);
 #pragma unroll
-                    for (int m = 0; m < NM; ++m) {
-                        // This warpgroup's 64 rows of X: its own half, or (ping-pong) both.
-                        const uint32_t xs = ring + stage * STAGE_BYTES + (PP ? m : c) * 64 * ROW_BYTES;
-                        const uint64_t da = XK || XR ? desc_kmajor(xs + 32 * s) : desc_mnmajor(xs + 16 * ROW_BYTES * s);
-                        if constexpr (BQ == 256)
-                            wgmma_256<T, XK || XR ? 0 : 1, YK ? 0 : 1>(d[m], da, db);
-                        else if constexpr (BQ == 128)
-                            wgmma_128<T, XK || XR ? 0 : 1, YK ? 0 : 1>(d[m], da, db);
-                        else
-                            wgmma_64<T, XK || XR ? 0 : 1, YK ? 0 : 1>(d[m], da, db);
+                        for (int m = 0; m < NM; ++m) {
+                            // This warpgroup's 64 rows of X: its own half, or (ping-pong) both.
+                            const uint32_t xs = ring + stage * STAGE_BYTES + (PP ? m : c) * 64 * ROW_BYTES;
+                            const uint64_t da = XK ? desc_kmajor(xs + 32 * s) : desc_mnmajor(xs + 16 * ROW_BYTES * s);
+                            if constexpr (BQ == 256)
+                                wgmma_256<T, XK ? 0 : 1, YK ? 0 : 1>(d[m], da, db);
+                            else if constexpr (BQ == 128)
+                                wgmma_128<T, XK ? 0 : 1, YK ? 0 : 1>(d[m], da, db);
+                            else
+                                wgmma_64<T, XK ? 0 : 1, YK ? 0 : 1>(d[m], da, db);
+                        }
                     }
-                }
-                asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-                // The group before this one has finished reading its stage: release it in
-                // both blocks (their producers write into this block's copy of it).
-                asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-                if (prev >= 0 && lane < CLUSTER) mbar_arrive_cluster(empty0 + 8 * prev, lane);
-                prev = stage;
-                if (++stage == STAGES) {
-                    stage = 0;
-                    phase ^= 1;
+                    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+                    // The group before this one has finished reading its stage: release it in
+                    // both blocks (their producers write into this block's copy of it).
+                    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+                    if (prev >= 0 && lane < CLUSTER) mbar_arrive_cluster(empty0 + 8 * prev, lane);
+                    prev = stage;
+                    if (++stage == STAGES) {
+                        stage = 0;
+                        phase ^= 1;
+                    }
                 }
             }
             // Hand the turn over if the other warpgroup has a next tile.
