@@ -2,7 +2,7 @@
 // a reference and cublasGemmEx, standalone:
 //
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/tc-bench.cu -lcublas -o tc-bench
-//   ./tc-bench [check|time|all|tiles|one ...]
+//   ./tc-bench [check|time|all|tiles|one ...|shape ...|auto ...]
 //
 // check: every rung and dtype on random data over sizes 1, 17, 1000 and 4097 (ragged),
 // both layouts, all four transposes, leading dimensions above the minimum, beta == 0
@@ -554,9 +554,10 @@ int main(int argc, char **argv) {
     }
     // shape <dtype 0 F16, 1 BF16, 2 TF32> <m> <n> <k> <ta> <tb> <pad>: every tile
     // configuration of rung 12 at one column-major shape
-    if (what == "shape" && argc >= 9) {
+    // auto <dtype> <m> <n> <k> <ta> <tb> <pad>: the same with rung 12's own tile choice only
+    if ((what == "shape" || what == "auto") && argc >= 9) {
         CB(cublasCreate(&g_cublas));
-        g_all_tiles = true;
+        g_all_tiles = what == "shape";
         time_shape(Dtype(std::atoi(argv[2])), std::atoll(argv[3]), std::atoll(argv[4]), std::atoll(argv[5]),
                    std::atoi(argv[6]) != 0, std::atoi(argv[7]) != 0, std::atoll(argv[8]), false);
         CB(cublasDestroy(g_cublas));

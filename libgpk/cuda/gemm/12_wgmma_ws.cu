@@ -76,8 +76,9 @@ __host__ __device__ constexpr int stage_bytes(int bq) { return X_BYTES + bq * RO
 // elements (one 128-byte swizzled row of q per row of p), staged in shared memory:
 // a ping-pong warpgroup stages its whole 128 x 128 tile at once (four boxes) so that it
 // returns to its next tile as soon as the copies are issued; a consumer of a shared
-// tile stages two boxes at a time. The staging area also holds the other epilogue's
-// F32 buffers.
+// tile stages one box at a time through two slots (its whole 64 x 256 part would leave
+// room for three ring stages only, and the loads need all four in flight). The staging
+// area also holds the other epilogue's F32 buffers.
 constexpr int OUT_BOX = 64, OUT_BOX_BYTES = OUT_BOX * ROW_BYTES;
 __host__ __device__ constexpr int out_boxes(bool pp) { return pp ? 4 : 2; }
 // A consumer of a 64-wide tile has one box to stage.
@@ -336,25 +337,47 @@ __global__ void __launch_bounds__(THREADS, 1)
                     constexpr int NB = out_batch(BQ, PP), HB = BQ / OUT_BOX;
                     static_assert((NM * HB) % NB == 0, "whole batches of boxes");
                     const uint32_t obuf = ring + STAGES * STAGE_BYTES + c * NB * OUT_BOX_BYTES;
+                    if constexpr (!PP && HB % 2 == 0) {
+                        // A shared tile's boxes one at a time through two slots, each box
+                        // in its own bulk group: a box is staged while the copy engine
+                        // still reads the one before it, instead of every box of a batch
+                        // waiting for the whole previous batch to be read.
 #pragma unroll
-                    for (int b0 = 0; b0 < NM * HB; b0 += NB) {
-                        // The staging boxes are free once the previous stores have read them.
-                        if (t == 0) bulk_wait_read();
-                        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-#pragma unroll
-                        for (int b = 0; b < NB; ++b)
-                            stage_box<T, BQ>(d[(b0 + b) / HB], obuf + b * OUT_BOX_BYTES, (b0 + b) % HB, ep.alpha, t);
-                        // The copy engine reads what these generic stores wrote.
-                        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-                        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-                        if (t == 0) {
-#pragma unroll
-                            for (int b = 0; b < NB; ++b) {
-                                const int m = (b0 + b) / HB, h = (b0 + b) % HB;
-                                tma_store_2d(&map_c, obuf + b * OUT_BOX_BYTES, tq * BQ + h * OUT_BOX,
-                                             tp * BP + (PP ? m : c) * 64);
+                        for (int b = 0; b < HB; ++b) {
+                            const uint32_t slot = obuf + (b & 1) * OUT_BOX_BYTES;
+                            if (t == 0) bulk_wait_read_but_one();
+                            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+                            stage_box<T, BQ>(d[0], slot, b, ep.alpha, t);
+                            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+                            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+                            if (t == 0) {
+                                tma_store_2d(&map_c, slot, tq * BQ + b * OUT_BOX, tp * BP + c * 64);
+                                bulk_commit();
                             }
-                            bulk_commit();
+                        }
+                    } else {
+                        // Ping-pong tiles stage all their boxes at once; a 64-wide tile has one.
+#pragma unroll
+                        for (int b0 = 0; b0 < NM * HB; b0 += NB) {
+                            // The staging boxes are free once the previous stores have read them.
+                            if (t == 0) bulk_wait_read();
+                            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+#pragma unroll
+                            for (int b = 0; b < NB; ++b)
+                                stage_box<T, BQ>(d[(b0 + b) / HB], obuf + b * OUT_BOX_BYTES, (b0 + b) % HB,
+                                                 ep.alpha, t);
+                            // The copy engine reads what these generic stores wrote.
+                            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+                            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+                            if (t == 0) {
+#pragma unroll
+                                for (int b = 0; b < NB; ++b) {
+                                    const int m = (b0 + b) / HB, h = (b0 + b) % HB;
+                                    tma_store_2d(&map_c, obuf + b * OUT_BOX_BYTES, tq * BQ + h * OUT_BOX,
+                                                 tp * BP + (PP ? m : c) * 64);
+                                }
+                                bulk_commit();
+                            }
                         }
                     }
                     if (PP) skip();
