@@ -270,8 +270,10 @@ __device__ __forceinline__ void bulk_wait_read_but_one() {
 }
 // ... and have written global memory.
 __device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
-__device__ __forceinline__ void st_shared_u32(uint32_t a, uint32_t v) {
-    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(a), "r"(v) : "memory");
+__device__ __forceinline__ void stmatrix_x4(uint32_t a, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(r0), "r"(r1),
+                 "r"(r2), "r"(r3)
+                 : "memory");
 }
 template <class T>
 __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
@@ -289,13 +291,19 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
 // fragment store covers fall in eight different chunks (all 32 banks).
 template <class T, int BQ>
 __device__ __forceinline__ void stage_box(const float (&d)[BQ / 2], uint32_t box, int h, float alpha, int t) {
-    const int warp = t / 32, lane = t % 32, r0 = warp * 16 + (lane >> 2);
+    // stmatrix writes four 8 x 8 matrices of the fragment layout per instruction, one
+    // 16-byte row of each from the address of lane 8 m + i: matrices 0 and 1 are rows
+    // 0-7 and 8-15 of the warp's 16 rows in column block jj, 2 and 3 those of jj + 1.
+    const int warp = t / 32, lane = t % 32, m = lane >> 3;
+    const int row = warp * 16 + (m & 1) * 8 + (lane & 7);
 #pragma unroll
-    for (int jj = 0; jj < OUT_BOX / 8; ++jj) {
+    for (int jj = 0; jj < OUT_BOX / 8; jj += 2) {
         const int j = h * (OUT_BOX / 8) + jj;
-        const uint32_t a = box + r0 * ROW_BYTES + ((jj ^ (r0 & 7)) << 4) + 4 * (lane & 3);
-        st_shared_u32(a, pack2<T>(alpha * d[4 * j], alpha * d[4 * j + 1]));
-        st_shared_u32(a + 8 * ROW_BYTES, pack2<T>(alpha * d[4 * j + 2], alpha * d[4 * j + 3]));  // row r0 + 8
+        const uint32_t a = box + row * ROW_BYTES + (((jj + (m >> 1)) ^ (row & 7)) << 4);
+        stmatrix_x4(a, pack2<T>(alpha * d[4 * j], alpha * d[4 * j + 1]),
+                    pack2<T>(alpha * d[4 * j + 2], alpha * d[4 * j + 3]),
+                    pack2<T>(alpha * d[4 * j + 4], alpha * d[4 * j + 5]),
+                    pack2<T>(alpha * d[4 * j + 6], alpha * d[4 * j + 7]));
     }
 }
 
