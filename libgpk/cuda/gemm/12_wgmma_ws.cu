@@ -76,13 +76,14 @@ __host__ __device__ constexpr int stage_bytes(int bq) { return X_BYTES + bq * RO
 // elements (one 128-byte swizzled row of q per row of p), staged in shared memory:
 // a ping-pong warpgroup stages its whole 128 x 128 tile at once (four boxes) so that it
 // returns to its next tile as soon as the copies are issued; a consumer of a shared
-// tile stages one box at a time through two slots (its whole 64 x 256 part would leave
-// room for three ring stages only, and the loads need all four in flight). The staging
-// area also holds the other epilogue's F32 buffers.
+// tile stages one box at a time through two slots, each box staged while the copy
+// engine still reads the one before it (its whole 64 x 256 part would leave room for
+// three ring stages only, and the loads need all four in flight). The staging area
+// also holds the other epilogue's F32 buffers.
 constexpr int OUT_BOX = 64, OUT_BOX_BYTES = OUT_BOX * ROW_BYTES;
 __host__ __device__ constexpr int out_boxes(bool pp) { return pp ? 4 : 2; }
-// A consumer of a 64-wide tile has one box to stage.
-__host__ __device__ constexpr int out_batch(int bq, bool pp) { return bq == 64 ? 1 : out_boxes(pp); }
+// Boxes staged together, each batch in a bulk group of its own.
+__host__ __device__ constexpr int out_batch(bool pp) { return pp ? out_boxes(pp) : 1; }
 // F32 C never takes the TMA store, and keeps the smaller staging area (the rest of the
 // shared memory stays L1 cache).
 __host__ __device__ constexpr int out_bytes(bool pp, int esize) {
@@ -246,6 +247,9 @@ __global__ void __launch_bounds__(THREADS, 1)
         // phase from the one two rounds later, so no waiter may run a round ahead of
         // the stages before it.
         bool first = true;
+        // Batches of boxes this warpgroup has handed to TMA stores: batch i goes through
+        // slot i % SLOTS of its staging area.
+        uint32_t batches = 0;
         for (int tile = cid + (PP ? c : 0) * nclusters; tile < tiles; tile += (PP ? 2 : 1) * nclusters) {
             if (PP && !(c == 0 && first)) asm volatile("bar.sync %0, 256;\n" ::"r"(c == 0 ? 4 : 3) : "memory");
             first = false;
@@ -334,50 +338,30 @@ __global__ void __launch_bounds__(THREADS, 1)
                 if (tma_store) {
                     // Boxes of 64 x 64 staged NB at a time; one thread issues their stores
                     // and the warpgroup goes back to multiplying while the copies run.
-                    constexpr int NB = out_batch(BQ, PP), HB = BQ / OUT_BOX;
+                    constexpr int NB = out_batch(PP), HB = BQ / OUT_BOX, SLOTS = out_boxes(PP) / NB;
                     static_assert((NM * HB) % NB == 0, "whole batches of boxes");
-                    const uint32_t obuf = ring + STAGES * STAGE_BYTES + c * NB * OUT_BOX_BYTES;
-                    if constexpr (!PP && HB % 2 == 0) {
-                        // A shared tile's boxes one at a time through two slots, each box
-                        // in its own bulk group: a box is staged while the copy engine
-                        // still reads the one before it, instead of every box of a batch
-                        // waiting for the whole previous batch to be read.
+                    const uint32_t obuf = ring + STAGES * STAGE_BYTES + c * out_boxes(PP) * OUT_BOX_BYTES;
 #pragma unroll
-                        for (int b = 0; b < HB; ++b) {
-                            const uint32_t slot = obuf + (b & 1) * OUT_BOX_BYTES;
-                            if (t == 0) bulk_wait_read_but_one();
-                            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-                            stage_box<T, BQ>(d[0], slot, b, ep.alpha, t);
-                            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-                            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-                            if (t == 0) {
-                                tma_store_2d(&map_c, slot, tq * BQ + b * OUT_BOX, tp * BP + c * 64);
-                                bulk_commit();
+                    for (int b0 = 0; b0 < NM * HB; b0 += NB, ++batches) {
+                        const uint32_t slot = obuf + (batches % SLOTS) * NB * OUT_BOX_BYTES;
+                        // The slot is free once the stores that last read it, SLOTS batches
+                        // ago, have; the batches after them may still be reading.
+                        if (t == 0) bulk_wait_read<SLOTS - 1>();
+                        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+#pragma unroll
+                        for (int b = 0; b < NB; ++b)
+                            stage_box<T, BQ>(d[(b0 + b) / HB], slot + b * OUT_BOX_BYTES, (b0 + b) % HB, ep.alpha, t);
+                        // The copy engine reads what these generic stores wrote.
+                        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+                        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+                        if (t == 0) {
+#pragma unroll
+                            for (int b = 0; b < NB; ++b) {
+                                const int m = (b0 + b) / HB, h = (b0 + b) % HB;
+                                tma_store_2d(&map_c, slot + b * OUT_BOX_BYTES, tq * BQ + h * OUT_BOX,
+                                             tp * BP + (PP ? m : c) * 64);
                             }
-                        }
-                    } else {
-                        // Ping-pong tiles stage all their boxes at once; a 64-wide tile has one.
-#pragma unroll
-                        for (int b0 = 0; b0 < NM * HB; b0 += NB) {
-                            // The staging boxes are free once the previous stores have read them.
-                            if (t == 0) bulk_wait_read();
-                            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-#pragma unroll
-                            for (int b = 0; b < NB; ++b)
-                                stage_box<T, BQ>(d[(b0 + b) / HB], obuf + b * OUT_BOX_BYTES, (b0 + b) % HB,
-                                                 ep.alpha, t);
-                            // The copy engine reads what these generic stores wrote.
-                            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-                            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-                            if (t == 0) {
-#pragma unroll
-                                for (int b = 0; b < NB; ++b) {
-                                    const int m = (b0 + b) / HB, h = (b0 + b) % HB;
-                                    tma_store_2d(&map_c, obuf + b * OUT_BOX_BYTES, tq * BQ + h * OUT_BOX,
-                                                 tp * BP + (PP ? m : c) * 64);
-                                }
-                                bulk_commit();
-                            }
+                            bulk_commit();
                         }
                     }
                     if (PP) skip();

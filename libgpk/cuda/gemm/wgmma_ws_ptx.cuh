@@ -262,11 +262,11 @@ __device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, uint32_t sr
                  : "memory");
 }
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-// This thread's bulk stores have read their shared memory (it may be written again).
-__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
-// ... all but the most recent bulk group.
-__device__ __forceinline__ void bulk_wait_read_but_one() {
-    asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory");
+// This thread's bulk stores, all but the newest `pending` groups, have read their
+// shared memory (it may be written again).
+template <int pending = 0>
+__device__ __forceinline__ void bulk_wait_read() {
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(pending) : "memory");
 }
 // ... and have written global memory.
 __device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
