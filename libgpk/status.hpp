@@ -9,7 +9,7 @@ struct gpk_context;
 
 namespace gpk {
 
-// Records `status` and a printf-style message as the context's last error (and the
+// Records `status` and a formatted message as the context's last error (and the
 // calling thread's), then returns `status`. ctx may be null (failures without a
 // context, e.g. in gpk_create). Never throws.
 gpk_status fail(gpk_context *ctx, gpk_status status, const char *fmt, ...)

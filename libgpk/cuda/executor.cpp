@@ -389,7 +389,7 @@ gpk_status Call::chunk(int64_t index, const Transfer *in, int n_in, const Transf
     }
     if (out != nullptr) {
         const Transfer &t = *out;
-        // The result overwrites the slot's copies in: stream order puts it after them.
+        // The result overwrites the slot's copies in: stream order places it after them.
         char *dst = t.pinned ? t.host : slot->ptr;
         const size_t pitch = t.pinned ? t.host_pitch : t.width;
         GPK_FORWARD_IF_ERROR(copy(GPK_STAGE_COPY_OUT, l, index, dst, pitch, t.device, t.device_pitch, t.width,

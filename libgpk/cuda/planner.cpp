@@ -225,7 +225,7 @@ TransposePlan plan_transpose(const TransposeProblem &t, const StagingSettings &s
     plan.h = h, plan.w = w;
     plan.tile_rows = ceil_div(t.rows, h), plan.tile_cols = ceil_div(t.cols, w);
     plan.needs = Needs{lanes_for(h, w), lane_bytes(h, w), 0, 0, 0};
-    // The result overwrites the copy in within the slot: stream order puts it after.
+    // The result overwrites the copy in within the slot: stream order places it after.
     plan.needs.slot = std::max(t.a == Memory::Pageable ? packed_bytes(t.a_tile(h, w), es) : 0,
                                t.b == Memory::Pageable ? packed_bytes(t.b_tile(h, w), es) : 0);
     if (t.check) plan.needs.check = packed_bytes(t.a_tile(h, w), es) + packed_bytes(t.b_tile(h, w), es);

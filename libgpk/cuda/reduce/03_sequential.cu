@@ -5,7 +5,7 @@
 // half the block down to 1. A warp's threads read and write consecutive elements,
 // free of bank conflicts, and the working threads stay packed into the lowest warps.
 // What is left: half of the threads idle from the very first step, having loaded one
-// element each and added nothing. Rung 4 puts them to work.
+// element each and added nothing. Rung 4 sets them to work.
 #include "../ladders.hpp"
 #include "reduce_common.cuh"
 
