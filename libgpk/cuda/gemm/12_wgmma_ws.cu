@@ -58,6 +58,7 @@
 #include <cudaTypedefs.h>
 
 #include <atomic>
+#include <type_traits>
 
 namespace gpk::cuda::tc {
 namespace ws12 {
@@ -262,38 +263,49 @@ __global__ void __launch_bounds__(THREADS, 1)
                 for (int i = 0; i < BQ / 2; ++i) d[m][i] = 0.0f;
             int prev = -1;
             if constexpr (XR) {
-                // X from registers: a stage's fragments, then its wgmma. ptxas serialises
-                // wgmma whose input registers other instructions write while a group is
-                // in flight, so the group is waited for whole before the registers take
-                // the next stage (the other consumer warpgroup keeps the tensor cores
-                // busy meanwhile), and the registers stay allocated to the fragments
-                // until then (the empty asm that reads and writes them).
-                for (int kb = 0; kb < nk; ++kb) {
+                // X from registers: each stage's fragments are loaded into one of two
+                // register sets while the group issued from the other is in flight, so
+                // one group stays in flight as in the shared-memory path. ptxas
+                // serialises wgmma whose input registers other instructions may write
+                // while a group is in flight: the sets are distinct variables (the loop
+                // is unrolled by two), and each stays allocated to its fragments until
+                // the group that reads it has completed (the empty asm that reads and
+                // writes them).
+                uint32_t a[2][NM][4][4];
+                auto step = [&](auto set) {
+                    constexpr int S = decltype(set)::value;
                     mbar_wait(full0 + 8 * stage, phase);
                     const uint32_t xs = ring + stage * STAGE_BYTES, ys = xs + X_BYTES;
-                    uint32_t a[NM][4][4];
 #pragma unroll
                     for (int m = 0; m < NM; ++m)
 #pragma unroll
-                        for (int s = 0; s < 4; ++s) load_frag(a[m][s], xs, (PP ? m : c) * 64, s, t);
+                        for (int s = 0; s < 4; ++s) load_frag(a[S][m][s], xs, (PP ? m : c) * 64, s, t);
                     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
                     for (int s = 0; s < 4; ++s)
 #pragma unroll
-                        for (int m = 0; m < NM; ++m) wgmma_rs<BQ>(d[m], a[m][s], desc_kmajor(ys + 32 * s));
+                        for (int m = 0; m < NM; ++m) wgmma_rs<BQ>(d[m], a[S][m][s], desc_kmajor(ys + 32 * s));
                     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-                    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+                    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+                    // The other set's group has completed: its registers and its stage are free.
 #pragma unroll
                     for (int m = 0; m < NM; ++m)
 #pragma unroll
                         for (int s = 0; s < 4; ++s)
-                            asm volatile("" : "+r"(a[m][s][0]), "+r"(a[m][s][1]), "+r"(a[m][s][2]), "+r"(a[m][s][3]));
-                    if (lane < CLUSTER) mbar_arrive_cluster(empty0 + 8 * stage, lane);
+                            asm volatile("" : "+r"(a[S ^ 1][m][s][0]), "+r"(a[S ^ 1][m][s][1]),
+                                         "+r"(a[S ^ 1][m][s][2]), "+r"(a[S ^ 1][m][s][3]));
+                    if (prev >= 0 && lane < CLUSTER) mbar_arrive_cluster(empty0 + 8 * prev, lane);
+                    prev = stage;
                     if (++stage == STAGES) {
                         stage = 0;
                         phase ^= 1;
                     }
+                };
+                for (int kb = 0; kb + 1 < nk; kb += 2) {
+                    step(std::integral_constant<int, 0>{});
+                    step(std::integral_constant<int, 1>{});
                 }
+                if (nk & 1) step(std::integral_constant<int, 0>{});
             } else {
                 for (int kb = 0; kb < nk; ++kb) {
                     mbar_wait(full0 + 8 * stage, phase);
@@ -411,8 +423,13 @@ Result run_tiles(const GemmTc &g, const Normal &nf, const Prepared &pr, bool td,
     const bool ts = make_map_c<T>(&mc, g, nf);
     if constexpr (sizeof(T) == 4) {
         if (pr.xk) return launch<T, true, true, BQ, PP>(g, nf, mx, my, mc, ts, dev);
-        return td ? launch<T, false, true, BQ, PP, true>(g, nf, mx, my, mc, ts, dev)
-                  : launch<T, false, true, BQ, PP>(g, nf, mx, my, mc, ts, dev);
+        // run() gives F32 calls with X in registers 128 x 256 tiles instead of ping-pong
+        // ones, whose two sets of fragments per m64 block would not fit in registers.
+        if constexpr (PP)
+            return not_supported("gemm rung wgmma_ws: ping-pong tiles take F32 only with k-major X");
+        else
+            return td ? launch<T, false, true, BQ, PP, true>(g, nf, mx, my, mc, ts, dev)
+                      : launch<T, false, true, BQ, PP>(g, nf, mx, my, mc, ts, dev);
     } else {
         if (pr.xk && pr.yk) return launch<T, true, true, BQ, PP>(g, nf, mx, my, mc, ts, dev);
         if (pr.xk) return launch<T, true, false, BQ, PP>(g, nf, mx, my, mc, ts, dev);
@@ -446,7 +463,8 @@ Result run(const GemmTc &g, const Normal &nf0) {
     e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: querying the device");
     int mode = tile_mode != 0 ? tile_mode : tile_config(nf, sms);
-    // Ping-pong tiles would hold two sets of X fragments per warpgroup: 128 x 256 instead.
+    // Ping-pong tiles would hold four sets of X fragments per warpgroup (two m64 blocks,
+    // double-buffered): 128 x 256 instead.
     if (mode == 3 && !pr.xk && sizeof(T) == 4) mode = 1;
     if (mode == 1) return run_tiles<T, 256, false>(g, nf, pr, td, dev);
     if (mode == 2) return run_tiles<T, 128, false>(g, nf, pr, td, dev);
