@@ -355,7 +355,10 @@ __global__ void __launch_bounds__(THREADS, 1)
                     const uint32_t obuf = ring + STAGES * STAGE_BYTES + c * out_boxes(PP) * OUT_BOX_BYTES;
 #pragma unroll
                     for (int b0 = 0; b0 < NM * HB; b0 += NB, ++batches) {
-                        const uint32_t slot = obuf + (batches % SLOTS) * NB * OUT_BOX_BYTES;
+                        // Where a tile's batches fill the slots evenly, every tile starts at
+                        // slot 0 and the slot is a constant of the unrolled loop.
+                        const uint32_t i = (NM * HB / NB) % SLOTS == 0 ? uint32_t(b0 / NB) : batches;
+                        const uint32_t slot = obuf + (i % SLOTS) * NB * OUT_BOX_BYTES;
                         // The slot is free once the stores that last read it, SLOTS batches
                         // ago, have; the batches after them may still be reading.
                         if (t == 0) bulk_wait_read<SLOTS - 1>();
