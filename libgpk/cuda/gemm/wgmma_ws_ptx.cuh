@@ -254,12 +254,18 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *map
         : "memory");
 }
 // A box of shared memory into the tensor at (c0, c1), clipped to the tensor's bounds;
-// completes in this thread's bulk group.
+// completes in this thread's bulk group. The lines written are the first L2 evicts: D
+// is written once and not read again by the product, while the X and Y tiles that the
+// blocks running together share stay useful in L2 for the rest of the call; where D
+// is large against the operands (k small) its lines would otherwise push them out.
 __device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, uint32_t src, int c0, int c1) {
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
-                     reinterpret_cast<uint64_t>(map)),
-                 "r"(src), "r"(c0), "r"(c1)
-                 : "memory");
+    asm volatile(
+        "{\n.reg .b64 policy;\n"
+        "createpolicy.fractional.L2::evict_first.b64 policy, 1.0;\n"
+        "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%2, %3}], [%1], policy;\n}\n" ::"l"(
+            reinterpret_cast<uint64_t>(map)),
+        "r"(src), "r"(c0), "r"(c1)
+        : "memory");
 }
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 // This thread's bulk stores, all but the newest `pending` groups, have read their
