@@ -291,15 +291,15 @@ gpk_status check_gemm_strided_batched(gpk_context *ctx, int dtype, int layout, i
     Storage wa{}, wb{}, wc{};
     GPK_RETURN_ERROR_IF(!batch_span(s.a, stride_a, batch_count, elem, &wa), ctx, GPK_ERROR_INVALID_ARGUMENT,
                         "stride_a (%" PRId64 ") times batch_count (%" PRId64
-                        ") puts the A matrices beyond 2^63 bytes",
+                        "): the A matrices would end beyond 2^63 bytes",
                         stride_a, batch_count);
     GPK_RETURN_ERROR_IF(!batch_span(s.b, stride_b, batch_count, elem, &wb), ctx, GPK_ERROR_INVALID_ARGUMENT,
                         "stride_b (%" PRId64 ") times batch_count (%" PRId64
-                        ") puts the B matrices beyond 2^63 bytes",
+                        "): the B matrices would end beyond 2^63 bytes",
                         stride_b, batch_count);
     GPK_RETURN_ERROR_IF(!batch_span(s.c, stride_c, batch_count, elem, &wc), ctx, GPK_ERROR_INVALID_ARGUMENT,
                         "stride_c (%" PRId64 ") times batch_count (%" PRId64
-                        ") puts the C matrices beyond 2^63 bytes",
+                        "): the C matrices would end beyond 2^63 bytes",
                         stride_c, batch_count);
 
     const bool c_used = m > 0 && n > 0 && batch_count > 0, ab_used = c_used && k > 0;

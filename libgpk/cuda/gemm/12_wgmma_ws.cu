@@ -248,9 +248,6 @@ __global__ void __launch_bounds__(THREADS, 1)
         // phase from the one two rounds later, so no waiter may run a round ahead of
         // the stages before it.
         bool first = true;
-        // Batches of boxes this warpgroup has handed to TMA stores: batch i goes through
-        // slot i % SLOTS of its staging area.
-        uint32_t batches = 0;
         for (int tile = cid + (PP ? c : 0) * nclusters; tile < tiles; tile += (PP ? 2 : 1) * nclusters) {
             if (PP && !(c == 0 && first)) asm volatile("bar.sync %0, 256;\n" ::"r"(c == 0 ? 4 : 3) : "memory");
             first = false;
@@ -350,15 +347,16 @@ __global__ void __launch_bounds__(THREADS, 1)
                 if (tma_store) {
                     // Boxes of 64 x 64 staged NB at a time; one thread issues their stores
                     // and the warpgroup goes back to multiplying while the copies run.
-                    constexpr int NB = out_batch(PP), HB = BQ / OUT_BOX, SLOTS = out_boxes(PP) / NB;
-                    static_assert((NM * HB) % NB == 0, "whole batches of boxes");
+                    // A tile's batches go through the slots in turn, every tile starting at
+                    // slot 0, so a slot is a constant of the unrolled loop; a 64-wide tile,
+                    // one batch, uses one slot.
+                    constexpr int NB = out_batch(PP), HB = BQ / OUT_BOX, PER_TILE = NM * HB / NB;
+                    constexpr int SLOTS = PER_TILE < out_boxes(PP) / NB ? PER_TILE : out_boxes(PP) / NB;
+                    static_assert((NM * HB) % NB == 0 && PER_TILE % SLOTS == 0, "whole batches, whole turns");
                     const uint32_t obuf = ring + STAGES * STAGE_BYTES + c * out_boxes(PP) * OUT_BOX_BYTES;
 #pragma unroll
-                    for (int b0 = 0; b0 < NM * HB; b0 += NB, ++batches) {
-                        // Where a tile's batches fill the slots evenly, every tile starts at
-                        // slot 0 and the slot is a constant of the unrolled loop.
-                        const uint32_t i = (NM * HB / NB) % SLOTS == 0 ? uint32_t(b0 / NB) : batches;
-                        const uint32_t slot = obuf + (i % SLOTS) * NB * OUT_BOX_BYTES;
+                    for (int b0 = 0; b0 < NM * HB; b0 += NB) {
+                        const uint32_t slot = obuf + (b0 / NB % SLOTS) * NB * OUT_BOX_BYTES;
                         // The slot is free once the stores that last read it, SLOTS batches
                         // ago, have; the batches after them may still be reading.
                         if (t == 0) bulk_wait_read<SLOTS - 1>();
