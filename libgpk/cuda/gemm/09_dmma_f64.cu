@@ -59,10 +59,10 @@ gpk_status gemm(gpk_context &ctx, const GemmArgs &args) {
     GPK_FORWARD_IF_ERROR(allow_shared(ctx, kernel, kSmemBytes, &fits));
     const double *A = static_cast<const double *>(args.A);
     const double *B = static_cast<const double *>(args.B);
-    // One product: batch 1, strides 0 (kKernels<false>: the batch loop compiled out).
+    // One product: strides 0 (kKernels<false>: the product offsets compiled out).
     kernel<<<tile_grid(args.m, args.n, kTileM, kTileN), kThreads, kSmemBytes, stream(ctx)>>>(
         vec16_ok<double>(A, args.lda), vec16_ok<double>(B, args.ldb), args.m, args.n, args.k, args.alpha, A,
-        args.lda, 0, B, args.ldb, 0, args.beta, static_cast<double *>(args.C), args.ldc, 0, 1);
+        args.lda, 0, B, args.ldb, 0, args.beta, static_cast<double *>(args.C), args.ldc, 0, 0);
     GPK_LAUNCH_CHECK(ctx, "gemm dmma::kernel");
     return GPK_SUCCESS;
 }

@@ -1,9 +1,9 @@
 // The FP64 tensor-core gemm kernel of gemm rung 9 (09_dmma_f64.cu says what each of its
-// parts is for), with a batch index: blockIdx.z walks the products of a strided batch,
-// grid-stride past the grid's z limit, matrix z at A + z * sa (likewise B, C). Rung 9
-// runs it on one product (batch 1, strides 0); batched rung 4 (gemm_batched/04_dmma.cu)
-// on a whole batch in one launch. Nothing of the library is included, so that the
-// batched rungs still build alone (scripts/batched-bench.cu).
+// parts is for), with a batch index: blockIdx.z is a product of a strided batch, matrix
+// z at A + z * sa (likewise B, C). Rung 9 runs it on one product (strides 0); batched
+// rung 4 (gemm_batched/04_dmma.cu) on a whole batch in one launch per 65535 products.
+// Nothing of the library is included, so that the batched rungs still build alone
+// (scripts/batched-bench.cu).
 //
 // Tile sizes can be set at compile time with
 // -DGPK_DMMA_TUNE_{BM,BN,BK,WM,WN,STAGES,MINBLOCKS} (scripts/tune-gemm --rung dmma_f64).
@@ -185,16 +185,17 @@ __device__ __forceinline__ void store_scaled(double *c, double alpha, double acc
 }
 
 // kAKMajor: A is contiguous along i (not transposed); kBKMajor: B contiguous along j.
-// kBatch: the batch loop is compiled in; without it (one product: batch 1, strides 0,
-// which the single-gemm rung passes) the loop and the offsets fold away and the kernel
-// is instruction for instruction rung 9's before the batch index was added
-// (docs/PERFORMANCE.md, section "Shared kernels").
+// kBatch: blockIdx.z is a product of the batch, product `first + blockIdx.z` (the
+// launcher covers batches past the grid's z limit with one launch per 65535 products);
+// without it (one product: strides 0, which the single-gemm rung passes) the offsets
+// fold away. No loop over products: a loop over the batch took rung 9's kernel from 222
+// to 238 registers (docs/PERFORMANCE.md, section "Shared kernels").
 template <bool kAKMajor, bool kBKMajor, bool kBatch = true>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     kernel(bool vec_a, bool vec_b, int64_t m, int64_t n, int64_t k, double alpha,
                         const double *__restrict__ A0, int64_t lda, int64_t sa, const double *__restrict__ B0,
                         int64_t ldb, int64_t sb, double beta, double *__restrict__ C0, int64_t ldc, int64_t sc,
-                        int64_t batch) {
+                        int64_t first) {
     if (!kSm80Code) {  // the launchers refuse GPUs below sm_80
         __trap();
         return;
@@ -214,99 +215,96 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     const int64_t k_tiles = (k + kTileK - 1) / kTileK;
     const int64_t tiles_m = (m + kTileM - 1) / kTileM, tiles_n = (n + kTileN - 1) / kTileN;
 
-    // The batch index: blockIdx.z, grid-stride past the grid's z limit.
-    const int64_t products = kBatch ? batch : 1;
-    for (int64_t bz = kBatch ? blockIdx.z : 0; bz < products; bz += kBatch ? gridDim.z : 1) {
-        const double *__restrict__ A = kBatch ? A0 + bz * sa : A0;
-        const double *__restrict__ B = kBatch ? B0 + bz * sb : B0;
-        double *__restrict__ C = kBatch ? C0 + bz * sc : C0;
-        for (int64_t tj = blockIdx.y; tj < tiles_n; tj += gridDim.y) {
-            for (int64_t ti = blockIdx.x; ti < tiles_m; ti += gridDim.x) {
-                const int64_t i0 = ti * kTileM, j0 = tj * kTileN;
-                const bool inside_m = i0 + kTileM <= m, inside_n = j0 + kTileN <= n;
-                const auto load_stage = [&](int stage, int64_t t) {
-                    double *s = smem + stage * kStage;
-                    const int64_t p0 = t * kTileK;
-                    const bool inside_k = p0 + kTileK <= k;
-                    load_tile<kTileM, kAKMajor>(s, A, lda, vec_a, vec_a && inside_m && inside_k, i0, m, p0, k, tid);
-                    load_tile<kTileN, kBKMajor>(s + kStageA, B, ldb, vec_b, vec_b && inside_n && inside_k, j0, n, p0, k,
-                                                tid);
-                };
-                double acc[kFragsM][kFragsN][4];
+    const int64_t bz = kBatch ? first + blockIdx.z : 0;
+    const double *__restrict__ A = kBatch ? A0 + bz * sa : A0;
+    const double *__restrict__ B = kBatch ? B0 + bz * sb : B0;
+    double *__restrict__ C = kBatch ? C0 + bz * sc : C0;
+    for (int64_t tj = blockIdx.y; tj < tiles_n; tj += gridDim.y) {
+        for (int64_t ti = blockIdx.x; ti < tiles_m; ti += gridDim.x) {
+            const int64_t i0 = ti * kTileM, j0 = tj * kTileN;
+            const bool inside_m = i0 + kTileM <= m, inside_n = j0 + kTileN <= n;
+            const auto load_stage = [&](int stage, int64_t t) {
+                double *s = smem + stage * kStage;
+                const int64_t p0 = t * kTileK;
+                const bool inside_k = p0 + kTileK <= k;
+                load_tile<kTileM, kAKMajor>(s, A, lda, vec_a, vec_a && inside_m && inside_k, i0, m, p0, k, tid);
+                load_tile<kTileN, kBKMajor>(s + kStageA, B, ldb, vec_b, vec_b && inside_n && inside_k, j0, n, p0, k,
+                                            tid);
+            };
+            double acc[kFragsM][kFragsN][4];
 #pragma unroll
-                for (int x = 0; x < kFragsM; ++x)
+            for (int x = 0; x < kFragsM; ++x)
+#pragma unroll
+                for (int y = 0; y < kFragsN; ++y)
+#pragma unroll
+                    for (int c = 0; c < 4; ++c) acc[x][y][c] = 0.0;
+
+            // Prologue: tiles 0 .. S-2 in flight, one commit group each (empty groups
+            // past the last tile keep the count the waits rely on); then tile 0 landed
+            // and visible, and the fragments of its first step loaded.
+#pragma unroll
+            for (int s = 0; s < kStages - 1; ++s) {
+                if (s < k_tiles) load_stage(s, s);
+                copy_commit();
+            }
+            copy_wait<kStages - 2>();
+            __syncthreads();
+            Frags frags[2];
+            if (k_tiles > 0) load_frags<kAKMajor, kBKMajor>(frags[0], smem, a_lane, b_lane, 0);
+
+            int read_stage = 0, write_stage = kStages - 1;
+            for (int64_t t = 0; t < k_tiles; ++t) {
+                // Every warp has loaded its last fragments of tile t - 1 (the barrier
+                // below, one step before the end of that tile), so its stage is free:
+                // refill it with tile t + S - 1.
+                if (t + kStages - 1 < k_tiles) load_stage(write_stage, t + kStages - 1);
+                copy_commit();
+                write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
+
+                const double *as = smem + read_stage * kStage;
+                read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
+#pragma unroll
+                for (int s = 0; s < kSteps; ++s) {
+                    if (s + 1 < kSteps) {
+                        load_frags<kAKMajor, kBKMajor>(frags[(s + 1) % 2], as, a_lane, b_lane, s + 1);
+                    } else {
+                        // Last step, its fragments already in registers. Groups committed:
+                        // (S - 1) + (t + 1); with S - 2 still pending, tiles 0 .. t + 1 have
+                        // landed for this thread. The barrier makes tile t + 1 every
+                        // thread's and says every warp is done reading tile t, whose stage
+                        // the next iteration refills. Then tile t + 1's first fragments load
+                        // while this step's mma run (kSteps is even: they go to frags[0]).
+                        copy_wait<kStages - 2>();
+                        __syncthreads();
+                        if (t + 1 < k_tiles)
+                            load_frags<kAKMajor, kBKMajor>(frags[0], smem + read_stage * kStage, a_lane, b_lane, 0);
+                    }
+                    const Frags &f = frags[s % 2];
+#pragma unroll
+                    for (int x = 0; x < kFragsM; ++x)
+#pragma unroll
+                        for (int y = 0; y < kFragsN; ++y) mma_16x8x4(acc[x][y], f.a[x], f.b[y]);
+                }
+            }
+            // Only empty groups can be pending, and the last barrier above came after
+            // every warp's last shared-memory read, so the next tile's prologue may
+            // refill the stages at once.
+            copy_wait<0>();
+
+#pragma unroll
+            for (int x = 0; x < kFragsM; ++x)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int64_t i = i0 + wm + x * kMmaM + h * 8 + group;
+                    if (i >= m) continue;
 #pragma unroll
                     for (int y = 0; y < kFragsN; ++y)
 #pragma unroll
-                        for (int c = 0; c < 4; ++c) acc[x][y][c] = 0.0;
-
-                // Prologue: tiles 0 .. S-2 in flight, one commit group each (empty groups
-                // past the last tile keep the count the waits rely on); then tile 0 landed
-                // and visible, and the fragments of its first step loaded.
-#pragma unroll
-                for (int s = 0; s < kStages - 1; ++s) {
-                    if (s < k_tiles) load_stage(s, s);
-                    copy_commit();
-                }
-                copy_wait<kStages - 2>();
-                __syncthreads();
-                Frags frags[2];
-                if (k_tiles > 0) load_frags<kAKMajor, kBKMajor>(frags[0], smem, a_lane, b_lane, 0);
-
-                int read_stage = 0, write_stage = kStages - 1;
-                for (int64_t t = 0; t < k_tiles; ++t) {
-                    // Every warp has loaded its last fragments of tile t - 1 (the barrier
-                    // below, one step before the end of that tile), so its stage is free:
-                    // refill it with tile t + S - 1.
-                    if (t + kStages - 1 < k_tiles) load_stage(write_stage, t + kStages - 1);
-                    copy_commit();
-                    write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
-
-                    const double *as = smem + read_stage * kStage;
-                    read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
-#pragma unroll
-                    for (int s = 0; s < kSteps; ++s) {
-                        if (s + 1 < kSteps) {
-                            load_frags<kAKMajor, kBKMajor>(frags[(s + 1) % 2], as, a_lane, b_lane, s + 1);
-                        } else {
-                            // Last step, its fragments already in registers. Groups committed:
-                            // (S - 1) + (t + 1); with S - 2 still pending, tiles 0 .. t + 1 have
-                            // landed for this thread. The barrier makes tile t + 1 every
-                            // thread's and says every warp is done reading tile t, whose stage
-                            // the next iteration refills. Then tile t + 1's first fragments load
-                            // while this step's mma run (kSteps is even: they go to frags[0]).
-                            copy_wait<kStages - 2>();
-                            __syncthreads();
-                            if (t + 1 < k_tiles)
-                                load_frags<kAKMajor, kBKMajor>(frags[0], smem + read_stage * kStage, a_lane, b_lane, 0);
+                        for (int c = 0; c < 2; ++c) {
+                            const int64_t j = j0 + wn + y * kMmaN + 2 * quad + c;
+                            if (j < n) store_scaled(C + (i + j * ldc), alpha, acc[x][y][2 * h + c], beta);
                         }
-                        const Frags &f = frags[s % 2];
-#pragma unroll
-                        for (int x = 0; x < kFragsM; ++x)
-#pragma unroll
-                            for (int y = 0; y < kFragsN; ++y) mma_16x8x4(acc[x][y], f.a[x], f.b[y]);
-                    }
                 }
-                // Only empty groups can be pending, and the last barrier above came after
-                // every warp's last shared-memory read, so the next tile's prologue may
-                // refill the stages at once.
-                copy_wait<0>();
-
-#pragma unroll
-                for (int x = 0; x < kFragsM; ++x)
-#pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                        const int64_t i = i0 + wm + x * kMmaM + h * 8 + group;
-                        if (i >= m) continue;
-#pragma unroll
-                        for (int y = 0; y < kFragsN; ++y)
-#pragma unroll
-                            for (int c = 0; c < 2; ++c) {
-                                const int64_t j = j0 + wn + y * kMmaN + 2 * quad + c;
-                                if (j < n) store_scaled(C + (i + j * ldc), alpha, acc[x][y][2 * h + c], beta);
-                            }
-                    }
-            }
         }
     }
 }
@@ -314,7 +312,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 using Kernel = void (*)(bool, bool, int64_t, int64_t, int64_t, double, const double *, int64_t, int64_t,
                         const double *, int64_t, int64_t, double, double *, int64_t, int64_t, int64_t);
 // The kernel for a call, by [transa][transb] of the column-major call (A is k-major
-// unless transposed, B k-major when transposed), with or without the batch loop.
+// unless transposed, B k-major when transposed), with or without the batch index.
 template <bool kBatch>
 const Kernel kKernels[2][2] = {
     {kernel<true, false, kBatch>, kernel<true, true, kBatch>},

@@ -1,10 +1,9 @@
 // The F32 gemm kernel of gemm rung 10 (10_prefetch.cu says what each of its parts is
-// for), with a batch index: blockIdx.z walks the products of a strided batch,
-// grid-stride past the grid's z limit, matrix z at A + z * sa (likewise B, C). Rung 10
-// runs it on one product (batch 1, strides 0); batched rung 3
-// (gemm_batched/03_prefetch.cu) on a whole batch in one launch, with tiles of its own
-// for small products. Nothing of the library is included, so that the batched rungs
-// still build alone (scripts/batched-bench.cu). The order of a step's multiply-adds
+// for), with a batch index: blockIdx.z is a product of a strided batch, matrix z at
+// A + z * sa (likewise B, C). Rung 10 runs it on one product (strides 0); batched rung 3
+// (gemm_batched/03_prefetch.cu) on a whole batch in one launch per 65535 products,
+// with tiles of its own for small products. Nothing of the library is included, so
+// that the batched rungs still build alone (scripts/batched-bench.cu). The order of a step's multiply-adds
 // can be set at compile time with -DGPK_PREFETCH_TUNE_ORDER (scripts/tune-gemm).
 #pragma once
 
@@ -159,16 +158,17 @@ __device__ __forceinline__ void store_scaled(float *c, float alpha, float acc, f
     *c = beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;
 }
 
-// kBatch: the batch loop is compiled in. Without it (one product: batch 1, strides 0,
-// which the single-gemm rung passes) the loop and the offsets fold away and the kernel
-// is instruction for instruction rung 10's before the batch index was added; left in,
-// the loop changes ptxas's register allocation and costs the single product at
-// 4096^3 (docs/PERFORMANCE.md, section "Shared kernels").
+// kBatch: blockIdx.z is a product of the batch, product `first + blockIdx.z` (the
+// launcher covers batches past the grid's z limit with one launch per 65535 products);
+// without it (one product: strides 0, which the single-gemm rung passes) the offsets
+// fold away. No loop over products: a block runs one product's tiles, and the kernel's
+// registers are scheduled as the single product's are (a loop over the batch cost the
+// single product at 4096^3: docs/PERFORMANCE.md, section "Shared kernels").
 template <class Cfg, bool kAContigM, bool kBContigN, bool kBatch = true>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     kernel(int64_t m, int64_t n, int64_t k, float alpha, const float *__restrict__ A0,
                             int64_t lda, int64_t sa, const float *__restrict__ B0, int64_t ldb, int64_t sb, float beta,
-                            float *__restrict__ C0, int64_t ldc, int64_t sc, int64_t batch, bool vec_a, bool vec_b,
+                            float *__restrict__ C0, int64_t ldc, int64_t sc, int64_t first, bool vec_a, bool vec_b,
                             bool vec_c) {
     constexpr int BM = Cfg::kTileM, BN = Cfg::kTileN, BK = Cfg::kTileK, kThreads = Cfg::kThreads;
     constexpr int kRowA = Cfg::kRowA, kRowB = Cfg::kRowB;
@@ -181,103 +181,100 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     const int64_t tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
     const int64_t k_tiles = (k + BK - 1) / BK;
 
-    // The batch index: blockIdx.z, grid-stride for batches beyond the grid's z limit.
-    const int64_t products = kBatch ? batch : 1;
-    for (int64_t bz = kBatch ? blockIdx.z : 0; bz < products; bz += kBatch ? gridDim.z : 1) {
-        const float *__restrict__ A = kBatch ? A0 + bz * sa : A0;
-        const float *__restrict__ B = kBatch ? B0 + bz * sb : B0;
-        float *__restrict__ C = kBatch ? C0 + bz * sc : C0;
-        for (int64_t tj = blockIdx.y; tj < tiles_n; tj += gridDim.y) {
-            for (int64_t ti = blockIdx.x; ti < tiles_m; ti += gridDim.x) {
-                const int64_t i0 = ti * BM, j0 = tj * BN;
-                // What of the tile lies inside C, capped at the tile (32 bits, to spare
-                // registers), and whether whole 16-byte pieces of A (B) may be loaded.
-                const int rows = static_cast<int>(min(m - i0, int64_t(BM)));
-                const int cols = static_cast<int>(min(n - j0, int64_t(BN)));
-                const bool fast_a = vec_a && rows == BM, fast_b = vec_b && cols == BN;
-                TileLoader<BM, BK, kThreads, kAContigM> a_tile(A, lda, i0, tid);
-                TileLoader<BN, BK, kThreads, kBContigN> b_tile(B, ldb, j0, tid);
+    const int64_t bz = kBatch ? first + blockIdx.z : 0;
+    const float *__restrict__ A = kBatch ? A0 + bz * sa : A0;
+    const float *__restrict__ B = kBatch ? B0 + bz * sb : B0;
+    float *__restrict__ C = kBatch ? C0 + bz * sc : C0;
+    for (int64_t tj = blockIdx.y; tj < tiles_n; tj += gridDim.y) {
+        for (int64_t ti = blockIdx.x; ti < tiles_m; ti += gridDim.x) {
+            const int64_t i0 = ti * BM, j0 = tj * BN;
+            // What of the tile lies inside C, capped at the tile (32 bits, to spare
+            // registers), and whether whole 16-byte pieces of A (B) may be loaded.
+            const int rows = static_cast<int>(min(m - i0, int64_t(BM)));
+            const int cols = static_cast<int>(min(n - j0, int64_t(BN)));
+            const bool fast_a = vec_a && rows == BM, fast_b = vec_b && cols == BN;
+            TileLoader<BM, BK, kThreads, kAContigM> a_tile(A, lda, i0, tid);
+            TileLoader<BN, BK, kThreads, kBContigN> b_tile(B, ldb, j0, tid);
 
-                constexpr int TM = Cfg::kThreadM, TN = Cfg::kThreadN;
-                float acc[TM][TN];
+            constexpr int TM = Cfg::kThreadM, TN = Cfg::kThreadN;
+            float acc[TM][TN];
 #pragma unroll
-                for (int x = 0; x < TM; ++x)
+            for (int x = 0; x < TM; ++x)
 #pragma unroll
-                    for (int y = 0; y < TN; ++y) acc[x][y] = 0.0f;
+                for (int y = 0; y < TN; ++y) acc[x][y] = 0.0f;
 
-                const int k_first = static_cast<int>(min(k, int64_t(BK)));
-                a_tile.load(fast_a && k_first == BK, rows, k_first);
-                b_tile.load(fast_b && k_first == BK, cols, k_first);
-                a_tile.store(As[0]);
-                b_tile.store(Bs[0]);
-                __syncthreads();
+            const int k_first = static_cast<int>(min(k, int64_t(BK)));
+            a_tile.load(fast_a && k_first == BK, rows, k_first);
+            b_tile.load(fast_b && k_first == BK, cols, k_first);
+            a_tile.store(As[0]);
+            b_tile.store(Bs[0]);
+            __syncthreads();
 
-                float a[2][TM], b[2][TN];
-                load_fragment<Cfg::kRunsM, Cfg::kStrideM>(a[0], As[0][0], tm);
-                load_fragment<Cfg::kRunsN, Cfg::kStrideN>(b[0], Bs[0][0], tn);
+            float a[2][TM], b[2][TN];
+            load_fragment<Cfg::kRunsM, Cfg::kStrideM>(a[0], As[0][0], tm);
+            load_fragment<Cfg::kRunsN, Cfg::kStrideN>(b[0], Bs[0][0], tn);
 
-                for (int64_t t = 0; t < k_tiles; ++t) {
-                    const int cur = static_cast<int>(t & 1);
-                    const bool more = t + 1 < k_tiles;
-                    if (more) {
-                        const int k_left = static_cast<int>(min(k - (t + 1) * BK, int64_t(BK)));
-                        a_tile.advance(lda);
-                        b_tile.advance(ldb);
-                        a_tile.load(fast_a && k_left == BK, rows, k_left);
-                        b_tile.load(fast_b && k_left == BK, cols, k_left);
-                    }
-#pragma unroll
-                    for (int p = 0; p < BK; ++p) {
-                        if (p + 1 < BK) {
-                            load_fragment<Cfg::kRunsM, Cfg::kStrideM>(a[(p + 1) % 2], As[cur][p + 1], tm);
-                            load_fragment<Cfg::kRunsN, Cfg::kStrideN>(b[(p + 1) % 2], Bs[cur][p + 1], tn);
-                        } else if (more) {
-                            // Nobody reads the other buffer any more: its last reads came
-                            // before the barrier that ended the previous k-tile.
-                            a_tile.store(As[cur ^ 1]);
-                            b_tile.store(Bs[cur ^ 1]);
-                            __syncthreads();
-                            load_fragment<Cfg::kRunsM, Cfg::kStrideM>(a[0], As[cur ^ 1][0], tm);
-                            load_fragment<Cfg::kRunsN, Cfg::kStrideN>(b[0], Bs[cur ^ 1][0], tn);
-                        }
-                        step_fma<TM, TN>(acc, a[p % 2], b[p % 2]);
-                    }
+            for (int64_t t = 0; t < k_tiles; ++t) {
+                const int cur = static_cast<int>(t & 1);
+                const bool more = t + 1 < k_tiles;
+                if (more) {
+                    const int k_left = static_cast<int>(min(k - (t + 1) * BK, int64_t(BK)));
+                    a_tile.advance(lda);
+                    b_tile.advance(ldb);
+                    a_tile.load(fast_a && k_left == BK, rows, k_left);
+                    b_tile.load(fast_b && k_left == BK, cols, k_left);
                 }
-
-                // acc[x][y] is C(i0 + x/4*kStrideM + tm*4 + x%4, j0 + y/4*kStrideN + tn*4 + y%4):
-                // per column, runs of 4 consecutive rows.
 #pragma unroll
-                for (int y = 0; y < TN; ++y) {
-                    const int64_t j = j0 + y / 4 * Cfg::kStrideN + tn * 4 + y % 4;
-                    if (j >= n) continue;
-#pragma unroll
-                    for (int s = 0; s < Cfg::kRunsM; ++s) {
-                        const int64_t i = i0 + s * Cfg::kStrideM + tm * 4;
-                        float *c = C + (i + j * ldc);
-                        if (vec_c && i + 4 <= m) {
-                            float4 out;
-                            if (beta == 0.0f) {
-                                out = make_float4(alpha * acc[s * 4][y], alpha * acc[s * 4 + 1][y],
-                                                  alpha * acc[s * 4 + 2][y], alpha * acc[s * 4 + 3][y]);
-                            } else {
-                                out = *reinterpret_cast<const float4 *>(c);
-                                out.x = alpha * acc[s * 4][y] + beta * out.x;
-                                out.y = alpha * acc[s * 4 + 1][y] + beta * out.y;
-                                out.z = alpha * acc[s * 4 + 2][y] + beta * out.z;
-                                out.w = alpha * acc[s * 4 + 3][y] + beta * out.w;
-                            }
-                            *reinterpret_cast<float4 *>(c) = out;
-                        } else {
-#pragma unroll
-                            for (int q = 0; q < 4; ++q)
-                                if (i + q < m) store_scaled(c + q, alpha, acc[s * 4 + q][y], beta);
-                        }
+                for (int p = 0; p < BK; ++p) {
+                    if (p + 1 < BK) {
+                        load_fragment<Cfg::kRunsM, Cfg::kStrideM>(a[(p + 1) % 2], As[cur][p + 1], tm);
+                        load_fragment<Cfg::kRunsN, Cfg::kStrideN>(b[(p + 1) % 2], Bs[cur][p + 1], tn);
+                    } else if (more) {
+                        // Nobody reads the other buffer any more: its last reads came
+                        // before the barrier that ended the previous k-tile.
+                        a_tile.store(As[cur ^ 1]);
+                        b_tile.store(Bs[cur ^ 1]);
+                        __syncthreads();
+                        load_fragment<Cfg::kRunsM, Cfg::kStrideM>(a[0], As[cur ^ 1][0], tm);
+                        load_fragment<Cfg::kRunsN, Cfg::kStrideN>(b[0], Bs[cur ^ 1][0], tn);
                     }
+                    step_fma<TM, TN>(acc, a[p % 2], b[p % 2]);
                 }
-                // The next tile of this block refills As[0] and Bs[0], which the last k-tile
-                // may have been read from.
-                __syncthreads();
             }
+
+            // acc[x][y] is C(i0 + x/4*kStrideM + tm*4 + x%4, j0 + y/4*kStrideN + tn*4 + y%4):
+            // per column, runs of 4 consecutive rows.
+#pragma unroll
+            for (int y = 0; y < TN; ++y) {
+                const int64_t j = j0 + y / 4 * Cfg::kStrideN + tn * 4 + y % 4;
+                if (j >= n) continue;
+#pragma unroll
+                for (int s = 0; s < Cfg::kRunsM; ++s) {
+                    const int64_t i = i0 + s * Cfg::kStrideM + tm * 4;
+                    float *c = C + (i + j * ldc);
+                    if (vec_c && i + 4 <= m) {
+                        float4 out;
+                        if (beta == 0.0f) {
+                            out = make_float4(alpha * acc[s * 4][y], alpha * acc[s * 4 + 1][y],
+                                              alpha * acc[s * 4 + 2][y], alpha * acc[s * 4 + 3][y]);
+                        } else {
+                            out = *reinterpret_cast<const float4 *>(c);
+                            out.x = alpha * acc[s * 4][y] + beta * out.x;
+                            out.y = alpha * acc[s * 4 + 1][y] + beta * out.y;
+                            out.z = alpha * acc[s * 4 + 2][y] + beta * out.z;
+                            out.w = alpha * acc[s * 4 + 3][y] + beta * out.w;
+                        }
+                        *reinterpret_cast<float4 *>(c) = out;
+                    } else {
+#pragma unroll
+                        for (int q = 0; q < 4; ++q)
+                            if (i + q < m) store_scaled(c + q, alpha, acc[s * 4 + q][y], beta);
+                    }
+                }
+            }
+            // The next tile of this block refills As[0] and Bs[0], which the last k-tile
+            // may have been read from.
+            __syncthreads();
         }
     }
 }

@@ -5,8 +5,8 @@
 // all but number, so this rung runs the library's fastest F32 gemm kernel (rung 10 of
 // the gemm ladder: 8 x 16 register blocks, global loads prefetched a k-tile ahead,
 // double-buffered shared memory and fragments) over a grid whose z index is the
-// product: one launch for the whole batch, grid-stride along z past the 65535 limit,
-// each product's tiles at A + z * stride_a and so on. Stride 0 shares an operand.
+// product: one launch for the whole batch (one per 65535 products past the grid's z
+// limit), each product's tiles at A + z * stride_a and so on. Stride 0 shares an operand.
 //
 // The kernel is gemm/prefetch_kernel.cuh's, the one rung 10 runs; gemm/10_prefetch.cu
 // says what each of its parts is for. The large tiles are that rung's tuned defaults;
@@ -63,11 +63,16 @@ BatchedResult launch(const ColMajor &c, float alpha, float beta, cudaStream_t st
     const bool vec_a = aligned16(A) && c.lda % 4 == 0 && c.sa % 4 == 0;
     const bool vec_b = aligned16(B) && c.ldb % 4 == 0 && c.sb % 4 == 0;
     const bool vec_c = aligned16(C) && c.ldc % 4 == 0 && c.sc % 4 == 0;
-    const dim3 grid(grid_blocks(c.m, Cfg::kTileM), grid_blocks(c.n, Cfg::kTileN, kMaxGridYZ),
-                    grid_blocks(c.batch, 1, kMaxGridYZ));
-    prefetch::kernel<Cfg, kAContigM, kBContigN><<<grid, Cfg::kThreads, 0, stream>>>(
-        c.m, c.n, c.k, alpha, A, c.lda, c.sa, B, c.ldb, c.sb, beta, C, c.ldc, c.sc, c.batch, vec_a, vec_b, vec_c);
-    return batched_launched("gemm_batched prefetch::kernel");
+    // One launch per 65535 products (the grid's z limit), each block one product's tile.
+    for (int64_t first = 0; first < c.batch; first += kMaxGridYZ) {
+        const dim3 grid(grid_blocks(c.m, Cfg::kTileM), grid_blocks(c.n, Cfg::kTileN, kMaxGridYZ),
+                        grid_blocks(c.batch - first, 1, kMaxGridYZ));
+        prefetch::kernel<Cfg, kAContigM, kBContigN><<<grid, Cfg::kThreads, 0, stream>>>(
+            c.m, c.n, c.k, alpha, A, c.lda, c.sa, B, c.ldb, c.sb, beta, C, c.ldc, c.sc, first, vec_a, vec_b, vec_c);
+        const BatchedResult r = batched_launched("gemm_batched prefetch::kernel");
+        if (r.code != BatchedCode::kOk) return r;
+    }
+    return batched_ok();
 }
 
 template <class Cfg>

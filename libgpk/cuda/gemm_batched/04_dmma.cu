@@ -6,8 +6,8 @@
 // this rung runs the library's F64 tensor-core gemm kernel (rung 9 of the gemm
 // ladder: 128 x 128 block tiles of 8 warps of 32 x 64, k-tiles of 16 through a
 // 3-stage cp.async ring, conflict-free padded tiles, double-buffered fragments) over
-// a grid whose z index is the product: one launch for the whole batch, grid-stride
-// along z past the 65535 limit, stride 0 sharing an operand.
+// a grid whose z index is the product: one launch for the whole batch (one per 65535
+// products past the grid's z limit), stride 0 sharing an operand.
 //
 // The kernel is gemm/dmma_kernel.cuh's, the one rung 9 runs, at its tuned defaults;
 // gemm/09_dmma_f64.cu says what its parts are for (fragment layouts, bank conflicts). Takes F64, any size, layout, transposes,
@@ -49,11 +49,17 @@ BatchedResult gemm_batched_dmma(const BatchedParams &params) {
     // 16-byte copies need every product's matrix aligned, not only the first.
     const bool vec_a = aligned16(A) && c.lda % 2 == 0 && c.sa % 2 == 0;
     const bool vec_b = aligned16(B) && c.ldb % 2 == 0 && c.sb % 2 == 0;
-    const dim3 grid(grid_blocks(c.m, kTileM), grid_blocks(c.n, kTileN, kMaxGridYZ), grid_blocks(c.batch, 1, kMaxGridYZ));
-    kernel<<<grid, kThreads, kSmemBytes, params.stream>>>(vec_a, vec_b, c.m, c.n, c.k, params.alpha, A, c.lda, c.sa, B,
-                                                          c.ldb, c.sb, params.beta, static_cast<double *>(c.C), c.ldc,
-                                                          c.sc, c.batch);
-    return batched_launched("gemm_batched dmma::kernel");
+    // One launch per 65535 products (the grid's z limit), each block one product's tile.
+    for (int64_t first = 0; first < c.batch; first += kMaxGridYZ) {
+        const dim3 grid(grid_blocks(c.m, kTileM), grid_blocks(c.n, kTileN, kMaxGridYZ),
+                        grid_blocks(c.batch - first, 1, kMaxGridYZ));
+        kernel<<<grid, kThreads, kSmemBytes, params.stream>>>(vec_a, vec_b, c.m, c.n, c.k, params.alpha, A, c.lda, c.sa,
+                                                              B, c.ldb, c.sb, params.beta, static_cast<double *>(c.C),
+                                                              c.ldc, c.sc, first);
+        const BatchedResult r = batched_launched("gemm_batched dmma::kernel");
+        if (r.code != BatchedCode::kOk) return r;
+    }
+    return batched_ok();
 }
 
 }  // namespace gpk::cuda::batched
