@@ -5,6 +5,7 @@
 //        libgpk/cuda/gemm_batched/0*.cu -lcublas -o batched-bench
 // (build/include/gpk: a Meson build's generated gpk_version.h.)
 //   batched-bench [check|time|all] [quick]
+//   batched-bench time F32,64,128   (only the dtypes and sizes listed)
 //
 // check: every rung against a reference computed on the GPU in double from the raw
 // (row- or column-major) arguments, on random data: square and non-square sizes from
@@ -368,7 +369,8 @@ static float median_ms(F f, int reps) {
     return t[t.size() / 2];
 }
 
-static void run_timing(bool quick) {
+// sizes: ",n,n,...," to time only those n ("" for all).
+static void run_timing(bool quick, const std::string &sizes) {
     const int64_t operand = int64_t(1) << 30;
     void *A, *B, *C, *Cref;
     CK(cudaMalloc(&A, operand));
@@ -382,12 +384,14 @@ static void run_timing(bool quick) {
     std::vector<std::string> best;
     for (int dtype : {GPK_F32, GPK_F64}) {
         const bool f64 = dtype == GPK_F64;
+        if (!sizes.empty() && sizes.find(f64 ? "F64" : "F32") == std::string::npos) continue;
         const int64_t es = f64 ? 8 : 4;
         init_kernel<<<4096, 256>>>(A, f64, operand / es, 1);
         init_kernel<<<4096, 256>>>(B, f64, operand / es, 2);
         CK(cudaDeviceSynchronize());
         for (int64_t n : {4, 8, 16, 32, 64, 128, 256, 512}) {
             if (quick && n != 4 && n != 32 && n != 256) continue;
+            if (!sizes.empty() && sizes.find("," + std::to_string(n) + ",") == std::string::npos) continue;
             const int64_t batch = operand / (n * n * es);
             const double bytes = 3.0 * batch * n * n * es, flops = 2.0 * batch * n * n * n;
             // The copy: one operand's bytes read and written.
@@ -450,6 +454,8 @@ static void run_timing(bool quick) {
 int main(int argc, char **argv) {
     const std::string mode = argc > 1 ? argv[1] : "all";
     const bool quick = argc > 2 && std::string(argv[2]) == "quick";
+    // time F32,F64,64,128: only those dtypes and sizes.
+    const std::string sizes = argc > 2 && !quick ? "," + std::string(argv[2]) + "," : "";
     if (cublasCreate(&g_cublas) != CUBLAS_STATUS_SUCCESS) {
         std::fprintf(stderr, "cublasCreate failed\n");
         return 1;
@@ -459,7 +465,7 @@ int main(int argc, char **argv) {
     std::printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
     int fails = 0;
     if (mode == "check" || mode == "all") fails = run_checks(quick);
-    if (mode == "time" || mode == "all") run_timing(quick);
+    if (mode == "time" || mode == "all") run_timing(quick, sizes);
     cublasDestroy(g_cublas);
     return fails ? 1 : 0;
 }
