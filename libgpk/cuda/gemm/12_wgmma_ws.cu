@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     // Both blocks' barriers exist before either multicasts into the other.
-    cluster_sync();
+    cluster_sync_after_init();
 
     // The two blocks of a cluster take tiles (2 tp2, tq) and (2 tp2 + 1, tq): they share
     // the Y tile, each loading half of it into both. A block past the last tile row
@@ -220,6 +220,17 @@ __global__ void __launch_bounds__(THREADS, 1)
                         stage = 0;
                         phase ^= 1;
                     }
+                }
+            }
+            // Before the block leaves: every stage released by the consumers of both
+            // blocks, so that no arrive of the other block on this block's barriers is
+            // still under way (the copies the other block multicast into this one, its
+            // own consumers have waited for). No cluster barrier is needed at the end.
+            for (int i = 0; i < STAGES; ++i) {
+                mbar_wait(empty0 + 8 * stage, phase ^ 1);
+                if (++stage == STAGES) {
+                    stage = 0;
+                    phase ^= 1;
                 }
             }
         }
@@ -393,12 +404,10 @@ __global__ void __launch_bounds__(THREADS, 1)
             }
             if (PP) skip();
         }
-        // Shared memory stays until the last stores have read it.
-        if (t == 0) bulk_wait();
+        // Shared memory stays until the last stores have read it (their writes complete
+        // with the grid).
+        if (t == 0) bulk_wait_read<0>();
     }
-    // Neither block leaves while the other may still write into its shared memory or
-    // arrive on its barriers.
-    cluster_sync();
 #endif
 }
 
