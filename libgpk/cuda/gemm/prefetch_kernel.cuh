@@ -161,9 +161,9 @@ __device__ __forceinline__ void store_scaled(float *c, float alpha, float acc, f
 // kBatch: blockIdx.z is a product of the batch, product `first + blockIdx.z` (the
 // launcher covers batches past the grid's z limit with one launch per 65535 products);
 // without it (one product: strides 0, which the single-gemm rung passes) the offsets
-// fold away. No loop over products: a block runs one product's tiles, and the kernel's
-// registers are scheduled as the single product's are (a loop over the batch cost the
-// single product at 4096^3: docs/PERFORMANCE.md, section "Shared kernels").
+// fold away. No loop over products: a block runs one product's tiles. A loop over the
+// batch cost the single product at 4096^3, and the batched rung at 256^3 and 512^3
+// (docs/PERFORMANCE.md, section "Shared kernels").
 template <class Cfg, bool kAContigM, bool kBContigN, bool kBatch = true>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     kernel(int64_t m, int64_t n, int64_t k, float alpha, const float *__restrict__ A0,
