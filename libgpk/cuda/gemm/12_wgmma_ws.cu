@@ -121,6 +121,15 @@ __device__ __forceinline__ void tile_of(int t, int tiles_p, int tiles_q, int *tp
     *tq = r / rows;
 }
 
+// Moves to the ring's next stage; past the last, back to the first, in the other phase.
+template <int STAGES>
+__device__ __forceinline__ void next_stage(int &stage, uint32_t &phase) {
+    if (++stage == STAGES) {
+        stage = 0;
+        phase ^= 1;
+    }
+}
+
 // D (P x Q) = X (P x K) Y^T (Q x K) through the two tensor maps, stored by the
 // epilogue. XK / YK: the operand is k-major (k the inner dimension of its map) or, for
 // 16-bit types, MN-major (p or q inner), read by wgmma with its transpose bit.
@@ -216,10 +225,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                                            int(kb * KE), all);
                         }
                     }
-                    if (++stage == STAGES) {
-                        stage = 0;
-                        phase ^= 1;
-                    }
+                    next_stage<STAGES>(stage, phase);
                 }
             }
             // Before the block leaves: every stage released by the consumers of both
@@ -228,10 +234,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             // own consumers have waited for). No cluster barrier is needed at the end.
             for (int i = 0; i < STAGES; ++i) {
                 mbar_wait(empty0 + 8 * stage, phase ^ 1);
-                if (++stage == STAGES) {
-                    stage = 0;
-                    phase ^= 1;
-                }
+                next_stage<STAGES>(stage, phase);
             }
         }
     } else {
@@ -304,10 +307,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                                          "+r"(a[S ^ 1][m][s][2]), "+r"(a[S ^ 1][m][s][3]));
                     if (prev >= 0 && lane < CLUSTER) mbar_arrive_cluster(empty0 + 8 * prev, lane);
                     prev = stage;
-                    if (++stage == STAGES) {
-                        stage = 0;
-                        phase ^= 1;
-                    }
+                    next_stage<STAGES>(stage, phase);
                 };
                 for (int kb = 0; kb + 1 < nk; kb += 2) {
                     step(std::integral_constant<int, 0>{});
@@ -342,10 +342,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                     asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
                     if (prev >= 0 && lane < CLUSTER) mbar_arrive_cluster(empty0 + 8 * prev, lane);
                     prev = stage;
-                    if (++stage == STAGES) {
-                        stage = 0;
-                        phase ^= 1;
-                    }
+                    next_stage<STAGES>(stage, phase);
                 }
             }
             // Hand the turn over if the other warpgroup has a next tile.

@@ -215,10 +215,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     const int64_t k_tiles = (k + kTileK - 1) / kTileK;
     const int64_t tiles_m = (m + kTileM - 1) / kTileM, tiles_n = (n + kTileN - 1) / kTileN;
 
-    const int64_t bz = kBatch ? first + blockIdx.z : 0;
-    const double *__restrict__ A = kBatch ? A0 + bz * sa : A0;
-    const double *__restrict__ B = kBatch ? B0 + bz * sb : B0;
-    double *__restrict__ C = kBatch ? C0 + bz * sc : C0;
+    const int64_t bz = kBatch ? first + blockIdx.z : 0;  // a constant 0 for one product
+    const double *__restrict__ A = A0 + bz * sa;
+    const double *__restrict__ B = B0 + bz * sb;
+    double *__restrict__ C = C0 + bz * sc;
     for (int64_t tj = blockIdx.y; tj < tiles_n; tj += gridDim.y) {
         for (int64_t ti = blockIdx.x; ti < tiles_m; ti += gridDim.x) {
             const int64_t i0 = ti * kTileM, j0 = tj * kTileN;

@@ -181,10 +181,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     const int64_t tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
     const int64_t k_tiles = (k + BK - 1) / BK;
 
-    const int64_t bz = kBatch ? first + blockIdx.z : 0;
-    const float *__restrict__ A = kBatch ? A0 + bz * sa : A0;
-    const float *__restrict__ B = kBatch ? B0 + bz * sb : B0;
-    float *__restrict__ C = kBatch ? C0 + bz * sc : C0;
+    const int64_t bz = kBatch ? first + blockIdx.z : 0;  // a constant 0 for one product
+    const float *__restrict__ A = A0 + bz * sa;
+    const float *__restrict__ B = B0 + bz * sb;
+    float *__restrict__ C = C0 + bz * sc;
     for (int64_t tj = blockIdx.y; tj < tiles_n; tj += gridDim.y) {
         for (int64_t ti = blockIdx.x; ti < tiles_m; ti += gridDim.x) {
             const int64_t i0 = ti * BM, j0 = tj * BN;

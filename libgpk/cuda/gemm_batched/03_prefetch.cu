@@ -63,16 +63,11 @@ BatchedResult launch(const ColMajor &c, float alpha, float beta, cudaStream_t st
     const bool vec_a = aligned16(A) && c.lda % 4 == 0 && c.sa % 4 == 0;
     const bool vec_b = aligned16(B) && c.ldb % 4 == 0 && c.sb % 4 == 0;
     const bool vec_c = aligned16(C) && c.ldc % 4 == 0 && c.sc % 4 == 0;
-    // One launch per 65535 products (the grid's z limit), each block one product's tile.
-    for (int64_t first = 0; first < c.batch; first += kMaxGridYZ) {
-        const dim3 grid(grid_blocks(c.m, Cfg::kTileM), grid_blocks(c.n, Cfg::kTileN, kMaxGridYZ),
-                        grid_blocks(c.batch - first, 1, kMaxGridYZ));
+    return launch_in_parts(c.batch, "gemm_batched prefetch::kernel", [&](int64_t first, unsigned int count) {
+        const dim3 grid(grid_blocks(c.m, Cfg::kTileM), grid_blocks(c.n, Cfg::kTileN, kMaxGridYZ), count);
         prefetch::kernel<Cfg, kAContigM, kBContigN><<<grid, Cfg::kThreads, 0, stream>>>(
             c.m, c.n, c.k, alpha, A, c.lda, c.sa, B, c.ldb, c.sb, beta, C, c.ldc, c.sc, first, vec_a, vec_b, vec_c);
-        const BatchedResult r = batched_launched("gemm_batched prefetch::kernel");
-        if (r.code != BatchedCode::kOk) return r;
-    }
-    return batched_ok();
+    });
 }
 
 template <class Cfg>

@@ -49,17 +49,12 @@ BatchedResult gemm_batched_dmma(const BatchedParams &params) {
     // 16-byte copies need every product's matrix aligned, not only the first.
     const bool vec_a = aligned16(A) && c.lda % 2 == 0 && c.sa % 2 == 0;
     const bool vec_b = aligned16(B) && c.ldb % 2 == 0 && c.sb % 2 == 0;
-    // One launch per 65535 products (the grid's z limit), each block one product's tile.
-    for (int64_t first = 0; first < c.batch; first += kMaxGridYZ) {
-        const dim3 grid(grid_blocks(c.m, kTileM), grid_blocks(c.n, kTileN, kMaxGridYZ),
-                        grid_blocks(c.batch - first, 1, kMaxGridYZ));
+    return launch_in_parts(c.batch, "gemm_batched dmma::kernel", [&](int64_t first, unsigned int count) {
+        const dim3 grid(grid_blocks(c.m, kTileM), grid_blocks(c.n, kTileN, kMaxGridYZ), count);
         kernel<<<grid, kThreads, kSmemBytes, params.stream>>>(vec_a, vec_b, c.m, c.n, c.k, params.alpha, A, c.lda, c.sa,
                                                               B, c.ldb, c.sb, params.beta, static_cast<double *>(c.C),
                                                               c.ldc, c.sc, first);
-        const BatchedResult r = batched_launched("gemm_batched dmma::kernel");
-        if (r.code != BatchedCode::kOk) return r;
-    }
-    return batched_ok();
+    });
 }
 
 }  // namespace gpk::cuda::batched

@@ -104,6 +104,19 @@ inline unsigned int grid_blocks(int64_t work, int64_t per_block, int64_t limit =
     return static_cast<unsigned int>(blocks < 1 ? 1 : (blocks > limit ? limit : blocks));
 }
 
+// A batch for kernels whose grid z index is a product: one launch per 65535 products
+// (the grid's z limit). launch(first, count) issues the kernel for products first ..
+// first + count - 1; what names it in an error.
+template <class Launch>
+BatchedResult launch_in_parts(int64_t batch, const char *what, Launch &&launch) {
+    for (int64_t first = 0; first < batch; first += kMaxGridYZ) {
+        launch(first, static_cast<unsigned int>(batch - first < kMaxGridYZ ? batch - first : kMaxGridYZ));
+        const BatchedResult r = batched_launched(what);
+        if (r.code != BatchedCode::kOk) return r;
+    }
+    return batched_ok();
+}
+
 // ---- products that vanish --------------------------------------------------------
 
 // C_i = beta * C_i over every product, C not read when beta == 0. The product
