@@ -300,11 +300,13 @@ int main(int argc, char **argv) {
         run(suite, Config{kind.dtype, kind.tf32, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, 0, 5, 3, 0, 0, 0, 4, 1.0, 0.0},
             variants, rotation++);
 
-    // More products than a grid has blocks along z (65535): launched in parts.
+    // More products than a grid has blocks along z (65535): launched in parts, or (the
+    // smallest products, m and n at most 32) run by blocks that loop over products.
     for (const Kind &kind : kKinds)
-        run(suite, Config{kind.dtype, kind.tf32, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_TRANS, 3, 2, 5, 1, 3, 0, 65535 * 2 + 7,
-                          0.5, 1.0},
-            variants, rotation++);
+        for (int64_t m : {3, 33})
+            run(suite, Config{kind.dtype, kind.tf32, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_TRANS, m, 2, 5, 1, 3, 0,
+                              65535 * 2 + 7, 0.5, 1.0},
+                variants, rotation++);
 
     // Larger products: fewer combinations each, up to 600.
     const Size3 large[] = {{64, 64, 64, 6}, {100, 100, 100, 3}, {128, 128, 128, 3}, {129, 65, 33, 3},

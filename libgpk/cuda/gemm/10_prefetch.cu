@@ -97,7 +97,7 @@ gpk_status launch(gpk_context &ctx, const GemmArgs &args) {
     prefetch::kernel<Cfg, kAContigM, kBContigN, false>
         <<<tile_grid(args.m, args.n, Cfg::kTileM, Cfg::kTileN), Cfg::kThreads, 0, stream(ctx)>>>(
             args.m, args.n, args.k, static_cast<float>(args.alpha), A, args.lda, 0, B, args.ldb, 0,
-            static_cast<float>(args.beta), C, args.ldc, 0, 0, vec16_ok<float>(A, args.lda),
+            static_cast<float>(args.beta), C, args.ldc, 0, 0, 1, vec16_ok<float>(A, args.lda),
             vec16_ok<float>(B, args.ldb), vec16_ok<float>(C, args.ldc));
     GPK_LAUNCH_CHECK(ctx, "gemm prefetch::kernel");
     return GPK_SUCCESS;

@@ -19,10 +19,12 @@ namespace gpk::cuda::prefetch {
 namespace {
 
 // Block tile BM x BN, k-tile BK, a thread's block of C TM x TN (runs of 4 rows and 4
-// columns), blocks per SM the registers are capped for.
-template <int BM, int BN, int BK, int TM, int TN, int MinBlocks>
+// columns), blocks per SM the registers are capped for; Loop: a block of a batch runs
+// several products in turn (see `kernel`).
+template <int BM, int BN, int BK, int TM, int TN, int MinBlocks, bool Loop = false>
 struct Config {
     static constexpr int kTileM = BM, kTileN = BN, kTileK = BK, kMinBlocks = MinBlocks;
+    static constexpr bool kLoop = Loop;
     static constexpr int kThreadM = TM, kThreadN = TN;
     static constexpr int kThreadsM = BM / kThreadM, kThreadsN = BN / kThreadN;
     static constexpr int kThreads = kThreadsM * kThreadsN;
@@ -161,15 +163,17 @@ __device__ __forceinline__ void store_scaled(float *c, float alpha, float acc, f
 // kBatch: blockIdx.z is a product of the batch, product `first + blockIdx.z` (the
 // launcher covers batches past the grid's z limit with one launch per 65535 products);
 // without it (one product: strides 0, which the single-gemm rung passes) the offsets
-// fold away. No loop over products: a block runs one product's tiles. A loop over the
-// batch cost the single product at 4096^3, and the batched rung at 256^3 and 512^3
-// (docs/PERFORMANCE.md, section "Shared kernels").
+// fold away. A block runs one product's tiles: a loop over the batch cost the single
+// product at 4096^3, and the batched rung at 256^3 and 512^3 (docs/PERFORMANCE.md,
+// section "Shared kernels"). Only where a product is one small tile (Cfg::kLoop) does a
+// block run products first + blockIdx.z, then every gridDim.z-th after it below `end`,
+// so that a block's start is shared by several products.
 template <class Cfg, bool kAContigM, bool kBContigN, bool kBatch = true>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     kernel(int64_t m, int64_t n, int64_t k, float alpha, const float *__restrict__ A0,
                             int64_t lda, int64_t sa, const float *__restrict__ B0, int64_t ldb, int64_t sb, float beta,
-                            float *__restrict__ C0, int64_t ldc, int64_t sc, int64_t first, bool vec_a, bool vec_b,
-                            bool vec_c) {
+                            float *__restrict__ C0, int64_t ldc, int64_t sc, int64_t first, int64_t end, bool vec_a,
+                            bool vec_b, bool vec_c) {
     constexpr int BM = Cfg::kTileM, BN = Cfg::kTileN, BK = Cfg::kTileK, kThreads = Cfg::kThreads;
     constexpr int kRowA = Cfg::kRowA, kRowB = Cfg::kRowB;
     __shared__ __align__(16) float As[2][BK][kRowA];  // As[.][p][i] = op(A)(i0 + i, p0 + p)
@@ -181,101 +185,103 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     const int64_t tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
     const int64_t k_tiles = (k + BK - 1) / BK;
 
-    const int64_t bz = kBatch ? first + blockIdx.z : 0;  // a constant 0 for one product
-    const float *__restrict__ A = A0 + bz * sa;
-    const float *__restrict__ B = B0 + bz * sb;
-    float *__restrict__ C = C0 + bz * sc;
-    for (int64_t tj = blockIdx.y; tj < tiles_n; tj += gridDim.y) {
-        for (int64_t ti = blockIdx.x; ti < tiles_m; ti += gridDim.x) {
-            const int64_t i0 = ti * BM, j0 = tj * BN;
-            // What of the tile lies inside C, capped at the tile (32 bits, to spare
-            // registers), and whether whole 16-byte pieces of A (B) may be loaded.
-            const int rows = static_cast<int>(min(m - i0, int64_t(BM)));
-            const int cols = static_cast<int>(min(n - j0, int64_t(BN)));
-            const bool fast_a = vec_a && rows == BM, fast_b = vec_b && cols == BN;
-            TileLoader<BM, BK, kThreads, kAContigM> a_tile(A, lda, i0, tid);
-            TileLoader<BN, BK, kThreads, kBContigN> b_tile(B, ldb, j0, tid);
+    for (int64_t bz = kBatch ? first + blockIdx.z : 0;; bz += gridDim.z) {  // bz: 0 for one product
+        const float *__restrict__ A = A0 + bz * sa;
+        const float *__restrict__ B = B0 + bz * sb;
+        float *__restrict__ C = C0 + bz * sc;
+        for (int64_t tj = blockIdx.y; tj < tiles_n; tj += gridDim.y) {
+            for (int64_t ti = blockIdx.x; ti < tiles_m; ti += gridDim.x) {
+                const int64_t i0 = ti * BM, j0 = tj * BN;
+                // What of the tile lies inside C, capped at the tile (32 bits, to spare
+                // registers), and whether whole 16-byte pieces of A (B) may be loaded.
+                const int rows = static_cast<int>(min(m - i0, int64_t(BM)));
+                const int cols = static_cast<int>(min(n - j0, int64_t(BN)));
+                const bool fast_a = vec_a && rows == BM, fast_b = vec_b && cols == BN;
+                TileLoader<BM, BK, kThreads, kAContigM> a_tile(A, lda, i0, tid);
+                TileLoader<BN, BK, kThreads, kBContigN> b_tile(B, ldb, j0, tid);
 
-            constexpr int TM = Cfg::kThreadM, TN = Cfg::kThreadN;
-            float acc[TM][TN];
-#pragma unroll
-            for (int x = 0; x < TM; ++x)
-#pragma unroll
-                for (int y = 0; y < TN; ++y) acc[x][y] = 0.0f;
+                constexpr int TM = Cfg::kThreadM, TN = Cfg::kThreadN;
+                float acc[TM][TN];
+    #pragma unroll
+                for (int x = 0; x < TM; ++x)
+    #pragma unroll
+                    for (int y = 0; y < TN; ++y) acc[x][y] = 0.0f;
 
-            const int k_first = static_cast<int>(min(k, int64_t(BK)));
-            a_tile.load(fast_a && k_first == BK, rows, k_first);
-            b_tile.load(fast_b && k_first == BK, cols, k_first);
-            a_tile.store(As[0]);
-            b_tile.store(Bs[0]);
-            __syncthreads();
+                const int k_first = static_cast<int>(min(k, int64_t(BK)));
+                a_tile.load(fast_a && k_first == BK, rows, k_first);
+                b_tile.load(fast_b && k_first == BK, cols, k_first);
+                a_tile.store(As[0]);
+                b_tile.store(Bs[0]);
+                __syncthreads();
 
-            float a[2][TM], b[2][TN];
-            load_fragment<Cfg::kRunsM, Cfg::kStrideM>(a[0], As[0][0], tm);
-            load_fragment<Cfg::kRunsN, Cfg::kStrideN>(b[0], Bs[0][0], tn);
+                float a[2][TM], b[2][TN];
+                load_fragment<Cfg::kRunsM, Cfg::kStrideM>(a[0], As[0][0], tm);
+                load_fragment<Cfg::kRunsN, Cfg::kStrideN>(b[0], Bs[0][0], tn);
 
-            for (int64_t t = 0; t < k_tiles; ++t) {
-                const int cur = static_cast<int>(t & 1);
-                const bool more = t + 1 < k_tiles;
-                if (more) {
-                    const int k_left = static_cast<int>(min(k - (t + 1) * BK, int64_t(BK)));
-                    a_tile.advance(lda);
-                    b_tile.advance(ldb);
-                    a_tile.load(fast_a && k_left == BK, rows, k_left);
-                    b_tile.load(fast_b && k_left == BK, cols, k_left);
-                }
-#pragma unroll
-                for (int p = 0; p < BK; ++p) {
-                    if (p + 1 < BK) {
-                        load_fragment<Cfg::kRunsM, Cfg::kStrideM>(a[(p + 1) % 2], As[cur][p + 1], tm);
-                        load_fragment<Cfg::kRunsN, Cfg::kStrideN>(b[(p + 1) % 2], Bs[cur][p + 1], tn);
-                    } else if (more) {
-                        // Nobody reads the other buffer any more: its last reads came
-                        // before the barrier that ended the previous k-tile.
-                        a_tile.store(As[cur ^ 1]);
-                        b_tile.store(Bs[cur ^ 1]);
-                        __syncthreads();
-                        load_fragment<Cfg::kRunsM, Cfg::kStrideM>(a[0], As[cur ^ 1][0], tm);
-                        load_fragment<Cfg::kRunsN, Cfg::kStrideN>(b[0], Bs[cur ^ 1][0], tn);
+                for (int64_t t = 0; t < k_tiles; ++t) {
+                    const int cur = static_cast<int>(t & 1);
+                    const bool more = t + 1 < k_tiles;
+                    if (more) {
+                        const int k_left = static_cast<int>(min(k - (t + 1) * BK, int64_t(BK)));
+                        a_tile.advance(lda);
+                        b_tile.advance(ldb);
+                        a_tile.load(fast_a && k_left == BK, rows, k_left);
+                        b_tile.load(fast_b && k_left == BK, cols, k_left);
                     }
-                    step_fma<TM, TN>(acc, a[p % 2], b[p % 2]);
-                }
-            }
-
-            // acc[x][y] is C(i0 + x/4*kStrideM + tm*4 + x%4, j0 + y/4*kStrideN + tn*4 + y%4):
-            // per column, runs of 4 consecutive rows.
-#pragma unroll
-            for (int y = 0; y < TN; ++y) {
-                const int64_t j = j0 + y / 4 * Cfg::kStrideN + tn * 4 + y % 4;
-                if (j >= n) continue;
-#pragma unroll
-                for (int s = 0; s < Cfg::kRunsM; ++s) {
-                    const int64_t i = i0 + s * Cfg::kStrideM + tm * 4;
-                    float *c = C + (i + j * ldc);
-                    if (vec_c && i + 4 <= m) {
-                        float4 out;
-                        if (beta == 0.0f) {
-                            out = make_float4(alpha * acc[s * 4][y], alpha * acc[s * 4 + 1][y],
-                                              alpha * acc[s * 4 + 2][y], alpha * acc[s * 4 + 3][y]);
-                        } else {
-                            out = *reinterpret_cast<const float4 *>(c);
-                            out.x = alpha * acc[s * 4][y] + beta * out.x;
-                            out.y = alpha * acc[s * 4 + 1][y] + beta * out.y;
-                            out.z = alpha * acc[s * 4 + 2][y] + beta * out.z;
-                            out.w = alpha * acc[s * 4 + 3][y] + beta * out.w;
+    #pragma unroll
+                    for (int p = 0; p < BK; ++p) {
+                        if (p + 1 < BK) {
+                            load_fragment<Cfg::kRunsM, Cfg::kStrideM>(a[(p + 1) % 2], As[cur][p + 1], tm);
+                            load_fragment<Cfg::kRunsN, Cfg::kStrideN>(b[(p + 1) % 2], Bs[cur][p + 1], tn);
+                        } else if (more) {
+                            // Nobody reads the other buffer any more: its last reads came
+                            // before the barrier that ended the previous k-tile.
+                            a_tile.store(As[cur ^ 1]);
+                            b_tile.store(Bs[cur ^ 1]);
+                            __syncthreads();
+                            load_fragment<Cfg::kRunsM, Cfg::kStrideM>(a[0], As[cur ^ 1][0], tm);
+                            load_fragment<Cfg::kRunsN, Cfg::kStrideN>(b[0], Bs[cur ^ 1][0], tn);
                         }
-                        *reinterpret_cast<float4 *>(c) = out;
-                    } else {
-#pragma unroll
-                        for (int q = 0; q < 4; ++q)
-                            if (i + q < m) store_scaled(c + q, alpha, acc[s * 4 + q][y], beta);
+                        step_fma<TM, TN>(acc, a[p % 2], b[p % 2]);
                     }
                 }
+
+                // acc[x][y] is C(i0 + x/4*kStrideM + tm*4 + x%4, j0 + y/4*kStrideN + tn*4 + y%4):
+                // per column, runs of 4 consecutive rows.
+    #pragma unroll
+                for (int y = 0; y < TN; ++y) {
+                    const int64_t j = j0 + y / 4 * Cfg::kStrideN + tn * 4 + y % 4;
+                    if (j >= n) continue;
+    #pragma unroll
+                    for (int s = 0; s < Cfg::kRunsM; ++s) {
+                        const int64_t i = i0 + s * Cfg::kStrideM + tm * 4;
+                        float *c = C + (i + j * ldc);
+                        if (vec_c && i + 4 <= m) {
+                            float4 out;
+                            if (beta == 0.0f) {
+                                out = make_float4(alpha * acc[s * 4][y], alpha * acc[s * 4 + 1][y],
+                                                  alpha * acc[s * 4 + 2][y], alpha * acc[s * 4 + 3][y]);
+                            } else {
+                                out = *reinterpret_cast<const float4 *>(c);
+                                out.x = alpha * acc[s * 4][y] + beta * out.x;
+                                out.y = alpha * acc[s * 4 + 1][y] + beta * out.y;
+                                out.z = alpha * acc[s * 4 + 2][y] + beta * out.z;
+                                out.w = alpha * acc[s * 4 + 3][y] + beta * out.w;
+                            }
+                            *reinterpret_cast<float4 *>(c) = out;
+                        } else {
+    #pragma unroll
+                            for (int q = 0; q < 4; ++q)
+                                if (i + q < m) store_scaled(c + q, alpha, acc[s * 4 + q][y], beta);
+                        }
+                    }
+                }
+                // The next tile of this block refills As[0] and Bs[0], which the last k-tile
+                // may have been read from.
+                __syncthreads();
             }
-            // The next tile of this block refills As[0] and Bs[0], which the last k-tile
-            // may have been read from.
-            __syncthreads();
         }
+        if (!(kBatch && Cfg::kLoop) || bz + gridDim.z >= end) break;
     }
 }
 

@@ -6,7 +6,8 @@
 // the gemm ladder: 8 x 16 register blocks, global loads prefetched a k-tile ahead,
 // double-buffered shared memory and fragments) over a grid whose z index is the
 // product: one launch for the whole batch (one per 65535 products past the grid's z
-// limit), each product's tiles at A + z * stride_a and so on. Stride 0 shares an operand.
+// limit), each product's tiles at A + z * stride_a and so on; for products of one
+// small tile, blocks that loop over products. Stride 0 shares an operand.
 //
 // The kernel is gemm/prefetch_kernel.cuh's, the one rung 10 runs; gemm/10_prefetch.cu
 // says what each of its parts is for. The large tiles are that rung's tuned defaults;
@@ -51,8 +52,10 @@ using Mid = Config<64, 64, 8, 4, 8, 2>;
 using Mid = Small;
 #endif
 // Products of at most 32 x 32: a 64 x 64 tile would leave three quarters of its
-// threads on rows and columns past the product.
-using Tiny = Config<32, 32, 16, 4, 4, 8>;
+// threads on rows and columns past the product. A product is then one block's few
+// thousand multiply-adds, and blocks that run several products in turn are faster
+// than a block a product (docs/PERFORMANCE.md, section "Shared kernels").
+using Tiny = Config<32, 32, 16, 4, 4, 8, true>;
 
 template <class Cfg, bool kAContigM, bool kBContigN>
 BatchedResult launch(const ColMajor &c, float alpha, float beta, cudaStream_t stream) {
@@ -63,11 +66,16 @@ BatchedResult launch(const ColMajor &c, float alpha, float beta, cudaStream_t st
     const bool vec_a = aligned16(A) && c.lda % 4 == 0 && c.sa % 4 == 0;
     const bool vec_b = aligned16(B) && c.ldb % 4 == 0 && c.sb % 4 == 0;
     const bool vec_c = aligned16(C) && c.ldc % 4 == 0 && c.sc % 4 == 0;
-    return launch_in_parts(c.batch, "gemm_batched prefetch::kernel", [&](int64_t first, unsigned int count) {
+    const auto run = [&](int64_t first, unsigned int count) {
         const dim3 grid(grid_blocks(c.m, Cfg::kTileM), grid_blocks(c.n, Cfg::kTileN, kMaxGridYZ), count);
         prefetch::kernel<Cfg, kAContigM, kBContigN><<<grid, Cfg::kThreads, 0, stream>>>(
-            c.m, c.n, c.k, alpha, A, c.lda, c.sa, B, c.ldb, c.sb, beta, C, c.ldc, c.sc, first, vec_a, vec_b, vec_c);
-    });
+            c.m, c.n, c.k, alpha, A, c.lda, c.sa, B, c.ldb, c.sb, beta, C, c.ldc, c.sc, first,
+            Cfg::kLoop ? c.batch : first + count, vec_a, vec_b, vec_c);
+    };
+    if (!Cfg::kLoop) return launch_in_parts(c.batch, "gemm_batched prefetch::kernel", run);
+    // Blocks that loop over products: one launch, each block's products kMaxGridYZ apart.
+    run(0, grid_blocks(c.batch, 1, kMaxGridYZ));
+    return batched_launched("gemm_batched prefetch::kernel");
 }
 
 template <class Cfg>
