@@ -202,9 +202,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 
                 constexpr int TM = Cfg::kThreadM, TN = Cfg::kThreadN;
                 float acc[TM][TN];
-    #pragma unroll
+#pragma unroll
                 for (int x = 0; x < TM; ++x)
-    #pragma unroll
+#pragma unroll
                     for (int y = 0; y < TN; ++y) acc[x][y] = 0.0f;
 
                 const int k_first = static_cast<int>(min(k, int64_t(BK)));
@@ -228,7 +228,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
                         a_tile.load(fast_a && k_left == BK, rows, k_left);
                         b_tile.load(fast_b && k_left == BK, cols, k_left);
                     }
-    #pragma unroll
+#pragma unroll
                     for (int p = 0; p < BK; ++p) {
                         if (p + 1 < BK) {
                             load_fragment<Cfg::kRunsM, Cfg::kStrideM>(a[(p + 1) % 2], As[cur][p + 1], tm);
@@ -248,11 +248,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 
                 // acc[x][y] is C(i0 + x/4*kStrideM + tm*4 + x%4, j0 + y/4*kStrideN + tn*4 + y%4):
                 // per column, runs of 4 consecutive rows.
-    #pragma unroll
+#pragma unroll
                 for (int y = 0; y < TN; ++y) {
                     const int64_t j = j0 + y / 4 * Cfg::kStrideN + tn * 4 + y % 4;
                     if (j >= n) continue;
-    #pragma unroll
+#pragma unroll
                     for (int s = 0; s < Cfg::kRunsM; ++s) {
                         const int64_t i = i0 + s * Cfg::kStrideM + tm * 4;
                         float *c = C + (i + j * ldc);
@@ -270,7 +270,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
                             }
                             *reinterpret_cast<float4 *>(c) = out;
                         } else {
-    #pragma unroll
+#pragma unroll
                             for (int q = 0; q < 4; ++q)
                                 if (i + q < m) store_scaled(c + q, alpha, acc[s * 4 + q][y], beta);
                         }
