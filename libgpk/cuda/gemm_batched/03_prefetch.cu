@@ -73,7 +73,8 @@ BatchedResult launch(const ColMajor &c, float alpha, float beta, cudaStream_t st
             Cfg::kLoop ? c.batch : first + count, vec_a, vec_b, vec_c);
     };
     if (!Cfg::kLoop) return launch_in_parts(c.batch, "gemm_batched prefetch::kernel", run);
-    // Blocks that loop over products: one launch, each block's products kMaxGridYZ apart.
+    // Blocks that loop over products: one launch of min(batch, kMaxGridYZ) along z, a
+    // block's products gridDim.z apart.
     run(0, grid_blocks(c.batch, 1, kMaxGridYZ));
     return batched_launched("gemm_batched prefetch::kernel");
 }
