@@ -26,7 +26,7 @@
 //   produces (one thread issues every TMA copy; the warpgroup gives its registers back
 //   with setmaxnreg) and warpgroups 1 and 2 only consume, each owning 64 x BQ
 //   accumulators of a 128 x BQ tile (setmaxnreg raises their budget to 232). The grid
-//   is persistent and walks the tiles in bands of 8 rows of tiles, so that the blocks
+//   is persistent and walks the tiles in bands of rows of tiles, so that the blocks
 //   running together share their X and Y tiles in L2; the producer runs ahead into the
 //   next tile while the consumers store the last one.
 // * Every block would read its Y tile from L2 on its own. Blocks run in clusters of
@@ -63,7 +63,7 @@
 namespace gpk::cuda::tc {
 namespace ws12 {
 
-constexpr int BP = 128, THREADS = 384, GROUP = 8;
+constexpr int BP = 128, THREADS = 384;
 constexpr int ROW_BYTES = 128;  // one row of a k-tile: the width of the 128-byte swizzle
 constexpr int X_BYTES = BP * ROW_BYTES;
 // The epilogue stages each consumer's accumulators through shared memory, 32 columns
@@ -110,8 +110,19 @@ constexpr int MN_BOX_BYTES = 64 * ROW_BYTES;             // an MN-major box: 64 
 
 #include "wgmma_ws_ptx.cuh"
 
-// The tile `t` of the persistent walk: bands of GROUP tile rows of D, column by column
-// inside a band, so the blocks running at once read few distinct X and Y tiles.
+// The persistent walk's bands, in rows of cluster tiles (pairs of tile rows). Wide tiles
+// serve large products, whose operands outlast L2 over many waves of tiles: bands of 8
+// keep what one wave reads small. 64-wide tiles are chosen only where a single wave
+// holds every tile (tile_config), so the walk decides no more than which tiles the
+// clusters started one after another take. In bands of 2, eight consecutive clusters
+// cover 2 x 4 cluster tiles; in bands of 8 they would cover 4 x 2 (four rows of cluster
+// tiles, 1024 x 1024) or 8 x 1, reading half as many bytes of X and Y again or more per
+// k-tile, and L2 serves more sectors for the same product.
+__host__ __device__ constexpr int band_rows(int bq) { return bq == 64 ? 2 : 8; }
+
+// The tile `t` of the persistent walk: bands of GROUP rows of cluster tiles, column by
+// column inside a band, so the blocks running at once read few distinct X and Y tiles.
+template <int GROUP>
 __device__ __forceinline__ void tile_of(int t, int tiles_p, int tiles_q, int *tp, int *tq) {
     const int per_band = GROUP * tiles_q;
     const int band = t / per_band, first = band * GROUP;
@@ -191,7 +202,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             uint32_t phase = 0;
             for (int t = cid; t < tiles; t += nclusters) {
                 int tp, tq;
-                tile_of(t, pairs_p, tiles_q, &tp, &tq);
+                tile_of<band_rows(BQ)>(t, pairs_p, tiles_q, &tp, &tq);
                 tp = tp * CLUSTER + rank;
                 for (int kb = 0; kb < nk; ++kb) {
                     // A fresh barrier counts its previous phase (parity 1) as completed,
@@ -266,7 +277,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             if (PP && !(c == 0 && first)) asm volatile("bar.sync %0, 256;\n" ::"r"(c == 0 ? 4 : 3) : "memory");
             first = false;
             int tp, tq;
-            tile_of(tile, pairs_p, tiles_q, &tp, &tq);
+            tile_of<band_rows(BQ)>(tile, pairs_p, tiles_q, &tp, &tq);
             tp = tp * CLUSTER + rank;
 #pragma unroll
             for (int m = 0; m < NM; ++m)
