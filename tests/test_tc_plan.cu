@@ -2,12 +2,14 @@
 // libgpk/cuda/gemm/wgmma_ws_plan.cuh. The tile configuration at the shapes the
 // performance record measured it on (docs/PERFORMANCE.md, section "Auto: gemm"), and
 // at the edges of the rule; which operand becomes X for each TF32 layout, and that a
-// swap exchanges the normal form's sides whole.
+// swap exchanges the normal form's sides whole. The persistent walk: every tile once, in
+// blocks of the shape its bands give.
 #define GPK_TC_STANDALONE
 #include "../libgpk/cuda/gemm/12_wgmma_ws.cu"
 
 #include <cstdint>
 #include <cstdio>
+#include <vector>
 
 namespace {
 
@@ -91,11 +93,59 @@ void orientation() {
     expect(!swapped && out.X.ptr == nf.X.ptr, "F16 NN keeps its sides");
 }
 
+// The walk over `rows` x `cols` cluster tiles in bands of GROUP rows takes each tile
+// once, and where the first band holds eight tiles, the first eight form a block of
+// min(GROUP, rows) rows.
+template <int GROUP>
+void walk(int rows, int cols) {
+    std::vector<int> seen(size_t(rows) * size_t(cols), 0);
+    bool in_range = true;
+    for (int t = 0; t < rows * cols; ++t) {
+        int tp = -1, tq = -1;
+        ws12::tile_of<GROUP>(t, rows, cols, &tp, &tq);
+        if (tp < 0 || tp >= rows || tq < 0 || tq >= cols) {
+            in_range = false;
+            continue;
+        }
+        ++seen[size_t(tp) * size_t(cols) + size_t(tq)];
+    }
+    bool once = true;
+    for (int v : seen) once = once && v == 1;
+    expect(in_range && once, "the walk takes every cluster tile once");
+    const int band = GROUP < rows ? GROUP : rows;
+    if (band * cols < 8) return;  // the first band holds fewer than eight tiles
+    int max_p = 0, max_q = 0;
+    for (int t = 0; t < 8; ++t) {
+        int tp = 0, tq = 0;
+        ws12::tile_of<GROUP>(t, rows, cols, &tp, &tq);
+        max_p = tp > max_p ? tp : max_p;
+        max_q = tq > max_q ? tq : max_q;
+    }
+    expect(max_p + 1 == band && max_q + 1 == (8 + band - 1) / band, "eight consecutive tiles form a block of the band");
+}
+
+void walks() {
+    // 64-wide tiles take bands of two rows, the others bands of eight.
+    expect(ws12::band_rows(64) == 2 && ws12::band_rows(128) == 8 && ws12::band_rows(256) == 8,
+           "bands of 2 for 64-wide tiles, 8 for the others");
+    // 1024 x 1024 in 128 x 64 tiles: four rows of cluster tiles by 16 columns, eight
+    // consecutive clusters on a 2 x 4 block.
+    walk<2>(4, 16);
+    walk<8>(4, 16);
+    // Ragged last bands and narrow grids.
+    for (int rows : {1, 2, 3, 5, 9, 17})
+        for (int cols : {1, 2, 7, 16, 33}) {
+            walk<2>(rows, cols);
+            walk<8>(rows, cols);
+        }
+}
+
 }  // namespace
 
 int main() {
     tile_rule();
     orientation();
+    walks();
     std::printf("test_tc_plan: %d checks, %d failed\n", checks, failures);
     return failures == 0 ? 0 : 1;
 }

@@ -123,7 +123,7 @@ __host__ __device__ constexpr int band_rows(int bq) { return bq == 64 ? 2 : 8; }
 // The tile `t` of the persistent walk: bands of GROUP rows of cluster tiles, column by
 // column inside a band, so the blocks running at once read few distinct X and Y tiles.
 template <int GROUP>
-__device__ __forceinline__ void tile_of(int t, int tiles_p, int tiles_q, int *tp, int *tq) {
+__host__ __device__ __forceinline__ void tile_of(int t, int tiles_p, int tiles_q, int *tp, int *tq) {
     const int per_band = GROUP * tiles_q;
     const int band = t / per_band, first = band * GROUP;
     const int rows = tiles_p - first < GROUP ? tiles_p - first : GROUP;
