@@ -116,8 +116,8 @@ constexpr int MN_BOX_BYTES = 64 * ROW_BYTES;             // an MN-major box: 64 
 // holds every tile (tile_config), so the walk decides no more than which tiles the
 // clusters started one after another take. In bands of 2, eight consecutive clusters
 // cover 2 x 4 cluster tiles; in bands of 8 they would cover 4 x 2 (four rows of cluster
-// tiles, 1024 x 1024) or 8 x 1, reading half as many bytes of X and Y again or more per
-// k-tile, and L2 serves more sectors for the same product.
+// tiles, as at 1024 x 1024) or 8 x 1, whose X and Y tiles are at least one and a half
+// times as many bytes per k-tile, and L2 serves more sectors for the same product.
 __host__ __device__ constexpr int band_rows(int bq) { return bq == 64 ? 2 : 8; }
 
 // The tile `t` of the persistent walk: bands of GROUP rows of cluster tiles, column by
