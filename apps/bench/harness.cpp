@@ -1,9 +1,14 @@
 // The harness: for each variant of a case's op, in ladder order -- select it by
-// name, run it once on poisoned output and check it, warm it up, then time it
-// with L2 flushed before every repeat. Variant 0 (the vendor library; the
-// reference on the host backend) runs first and its output is the reference.
-// When asked for, "auto" (the library's own choice) follows the ladder as a row of
-// its own. Where the case has ceilings (CUDA only), they are checked and timed the
+// name, run it once on poisoned output and check it, and warm it up; then time the
+// variants that passed in turns, one call of each per turn, with L2 flushed before
+// every call. Variant 0 (the vendor library; the reference on the host backend)
+// runs first and its output is the reference. When asked for, "auto" (the library's
+// own choice) follows the ladder as a row of its own.
+//
+// Turns rather than each variant's calls in a block: the GPU's clocks climb for a
+// while after it was idle and fall once a long run meets the power cap, so a block of
+// calls carries the clock its place in the order met, and the order alone would move
+// the ratios between rows. In turns every variant meets the same drift. Where the case has ceilings (CUDA only), they are checked and timed the
 // same way before the ladder, so that every row can show its ratio to the first
 // (the copy; for pi, the simple fused reference), and their rows are printed after it.
 //
@@ -96,15 +101,21 @@ void record_times(const Case &c, double work, const std::vector<double> &ms, Row
     row.throughput = work / (row.median_ms * 1e-3) / c.unit_scale();
 }
 
-// Fills `row` for variant row.index; the case's reference is set by variant 0.
-void measure(Env &env, Case &c, Timer &timer, const RunOptions &opt, Row &row) {
-    gpk_context *ctx = env.ctx;
+// Makes row.variant the one the case's calls run ("auto" for the library's choice).
+gpk_status select(Env &env, Case &c, const Row &row) {
     c.set_variant(row.variant);
-    gpk_status st = gpk_set_variant(ctx, c.op(), row.variant.c_str());
+    return gpk_set_variant(env.ctx, c.op(), row.variant.c_str());
+}
+
+// Checks and warms up the variant of `row`; the case's reference is set by variant 0.
+// Returns how many calls of it to time (0 where it failed or cannot take the case).
+int prepare(Env &env, Case &c, const RunOptions &opt, Row &row) {
+    gpk_context *ctx = env.ctx;
+    gpk_status st = select(env, c, row);
     if (st != GPK_SUCCESS) {
         row.status = Row::Status::kFailed;
         row.detail = failure_text("gpk_set_variant", st, ctx);
-        return;
+        return 0;
     }
 
     c.poison();
@@ -115,12 +126,12 @@ void measure(Env &env, Case &c, Timer &timer, const RunOptions &opt, Row &row) {
     if (st == GPK_ERROR_NOT_SUPPORTED) {
         row.status = Row::Status::kUnsupported;
         row.detail = gpk_last_error(ctx);
-        return;
+        return 0;
     }
     if (st != GPK_SUCCESS) {
         row.status = Row::Status::kFailed;
         row.detail = failure_text("first call", st, ctx);
-        return;
+        return 0;
     }
 
     if (row.index == 0) {
@@ -139,7 +150,7 @@ void measure(Env &env, Case &c, Timer &timer, const RunOptions &opt, Row &row) {
         if (!verdict.ok) {
             // A wrong answer has no speed worth reporting.
             row.status = Row::Status::kFailed;
-            return;
+            return 0;
         }
     }
 
@@ -155,25 +166,49 @@ void measure(Env &env, Case &c, Timer &timer, const RunOptions &opt, Row &row) {
         if (st != GPK_SUCCESS) {
             row.status = Row::Status::kFailed;
             row.detail = failure_text("warm-up call", st, ctx);
-            return;
+            return 0;
         }
     }
 
-    std::vector<double> ms(static_cast<size_t>(repeats));
-    for (double &t : ms) {
-        st = timer.time(c, &t);
+    return repeats;
+}
+
+// Times the prepared rows in turns, `repeats[i]` calls of rows[i] (see the top of the
+// file for why), and records each row's times. A row whose call fails is left out of
+// the later turns.
+void time_in_turns(Env &env, Case &c, Timer &timer, std::vector<Row> &rows, const std::vector<int> &repeats) {
+    std::vector<std::vector<double>> ms(rows.size());
+    const int turns = repeats.empty() ? 0 : *std::max_element(repeats.begin(), repeats.end());
+    for (int turn = 0; turn < turns; ++turn)
+        for (size_t i = 0; i < rows.size(); ++i) {
+            Row &row = rows[i];
+            if (turn >= repeats[i] || row.failed()) continue;
+            try {
+                gpk_status st = select(env, c, row);
+                double t = 0;
+                if (st == GPK_SUCCESS) st = timer.time(c, &t);
+                if (st != GPK_SUCCESS) {
+                    row.status = Row::Status::kFailed;
+                    row.detail = failure_text("timed call", st, env.ctx);
+                    continue;
+                }
+                ms[i].push_back(t);
+            } catch (const Error &e) {
+                row.status = Row::Status::kFailed;
+                row.detail = e.what();
+            }
+        }
+    const gpk_status st = gpk_synchronize(env.ctx);
+    for (size_t i = 0; i < rows.size(); ++i) {
+        Row &row = rows[i];
+        if (row.failed() || ms[i].empty()) continue;
         if (st != GPK_SUCCESS) {
             row.status = Row::Status::kFailed;
-            row.detail = failure_text("timed call", st, ctx);
-            return;
+            row.detail = failure_text("gpk_synchronize", st, env.ctx);
+            continue;
         }
+        record_times(c, c.work(), ms[i], row);
     }
-    if ((st = gpk_synchronize(ctx)) != GPK_SUCCESS) {
-        row.status = Row::Status::kFailed;
-        row.detail = failure_text("gpk_synchronize", st, ctx);
-        return;
-    }
-    record_times(c, c.work(), ms, row);
 }
 
 // Fills `row` for a ceiling: checked on poisoned output, one warm-up call, then
@@ -295,34 +330,48 @@ CaseResult run_case(Env &env, Case &c, const RunOptions &opt) {
         }
         for (Row &row : ceiling_rows) row.ratio_to_ceiling = ratio(row, ceiling_rows.front());
 
+        // Each variant asked for, in ladder order, then "auto": checked and warmed up
+        // one after another (variant 0's output is the reference of the others'),
+        // then timed in turns.
+        std::vector<Row> rows;
+        std::vector<int> repeats;
+        auto add = [&](Row row) {
+            int n = 0;
+            try {
+                n = prepare(env, c, opt, row);
+            } catch (const Error &e) {
+                row.status = Row::Status::kFailed;
+                row.detail = e.what();
+            }
+            rows.push_back(row);
+            repeats.push_back(n);
+        };
         for (int i = 0; i < count; ++i) {
             const std::string &name = names[static_cast<size_t>(i)];
             if (i > 0 && !wanted(name)) continue;
             Row row;
             row.index = i;
-            row.variant = names[static_cast<size_t>(i)];
-            try {
-                measure(env, c, timer, opt, row);
-            } catch (const Error &e) {
-                row.status = Row::Status::kFailed;
-                row.detail = e.what();
-            }
-            r.rows.push_back(row);
-            fill_ratios(r.rows, names.size());
-            if (!ceiling_rows.empty()) r.rows.back().ratio_to_ceiling = ratio(r.rows.back(), ceiling_rows.front());
-            print_row(r, r.rows.back());
+            row.variant = name;
+            add(row);
         }
         if (run_auto) {
             Row row;
             row.index = -1;
             row.auto_pick = true;
             row.variant = "auto";
-            try {
-                measure(env, c, timer, opt, row);
-            } catch (const Error &e) {
-                row.status = Row::Status::kFailed;
-                row.detail = e.what();
-            }
+            add(row);
+        }
+        time_in_turns(env, c, timer, rows, repeats);
+
+        for (const Row &row : rows)
+            if (!row.auto_pick) r.rows.push_back(row);
+        fill_ratios(r.rows, names.size());
+        for (Row &row : r.rows) {
+            if (!ceiling_rows.empty()) row.ratio_to_ceiling = ratio(row, ceiling_rows.front());
+            print_row(r, row);
+        }
+        if (run_auto) {
+            Row row = rows.back();
             if (!r.rows.empty()) row.ratio_to_vendor = ratio(row, r.rows.front());
             if (!ceiling_rows.empty()) row.ratio_to_ceiling = ratio(row, ceiling_rows.front());
             r.rows.push_back(row);
