@@ -380,7 +380,7 @@ int main(int argc, char **argv) {
         if (env->cuda)
             std::printf(" (sm_%s, CUDA driver %s, runtime %s)", info.compute_capability.c_str(),
                         info.cuda_driver.c_str(), info.cuda_runtime.c_str());
-        std::printf("\n%d timed calls per variant (median), %s\n", run.repeat,
+        std::printf("\n%d timed calls per variant (median; the variants' calls in turns), %s\n", run.repeat,
                     env->pinned ? "arrays in pinned host memory (staged), steady clock around each call, no L2 flush"
                     : env->cuda ? "CUDA events, L2 flushed before each"
                                 : "steady clock");
