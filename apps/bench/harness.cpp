@@ -3,15 +3,16 @@
 // variants that passed in turns, one call of each per turn, with L2 flushed before
 // every call. Variant 0 (the vendor library; the reference on the host backend)
 // runs first and its output is the reference. When asked for, "auto" (the library's
-// own choice) follows the ladder as a row of its own.
+// own choice) follows the ladder as a row of its own. Where the case has ceilings
+// (CUDA only), they are checked and timed, each in a block of its own, before the
+// ladder, so that every row can show its ratio to the first (the copy; for pi, the
+// simple fused reference), and their rows are printed after it.
 //
 // Turns rather than each variant's calls in a block: the GPU's clocks climb for a
 // while after it was idle and fall once a long run meets the power cap, so a block of
 // calls carries the clock its place in the order met, and the order alone would move
 // the ratios between rows. In turns every variant meets the same drift. Each timed
-// call follows an untimed one of the same variant (time_in_turns). Where the case has ceilings (CUDA only), they are checked and timed the
-// same way before the ladder, so that every row can show its ratio to the first
-// (the copy; for pi, the simple fused reference), and their rows are printed after it.
+// call follows an untimed one of the same variant (time_in_turns).
 //
 // With --memory pinned the arrays are pinned host memory: each call is staged
 // through the GPU and returns with its result in place, so it is timed with a
