@@ -1,7 +1,7 @@
 // The harness: for each variant of a case's op, in ladder order -- select it by
-// name, run it once on poisoned output and check it, and warm it up; then time the
-// variants that passed in turns, one call of each per turn, with L2 flushed before
-// every call. Variant 0 (the vendor library; the reference on the host backend)
+// name, run it once on poisoned output and check it; then time the variants that
+// passed in turns, one call of each per turn, with L2 flushed before every call.
+// Variant 0 (the vendor library; the reference on the host backend)
 // runs first and its output is the reference. When asked for, "auto" (the library's
 // own choice) follows the ladder as a row of its own. Where the case has ceilings
 // (CUDA only), they are checked and timed, each in a block of its own, before the
@@ -109,7 +109,7 @@ gpk_status select(Env &env, Case &c, const Row &row) {
     return gpk_set_variant(env.ctx, c.op(), row.variant.c_str());
 }
 
-// Checks and warms up the variant of `row`; the case's reference is set by variant 0.
+// Checks the variant of `row`; the case's reference is set by variant 0.
 // Returns how many calls of it to time (0 where it failed or cannot take the case).
 int prepare(Env &env, Case &c, const RunOptions &opt, Row &row) {
     gpk_context *ctx = env.ctx;
@@ -156,23 +156,10 @@ int prepare(Env &env, Case &c, const RunOptions &opt, Row &row) {
         }
     }
 
+    // The checked call paid for one-time setup (handles, workspace, module loading);
+    // the untimed call before each timed one (time_in_turns) gives the steady state.
     row.time_boxed = first_call_s > opt.time_box_s;
-    int repeats = opt.repeat;
-    if (row.time_boxed) {
-        repeats = std::min(opt.repeat, opt.time_boxed_repeat);
-    } else {
-        // The checked call paid for one-time setup (handles, workspace, module
-        // loading); one more call so the timed ones see the steady state.
-        st = c.call(ctx);
-        if (st == GPK_SUCCESS) st = gpk_synchronize(ctx);
-        if (st != GPK_SUCCESS) {
-            row.status = Row::Status::kFailed;
-            row.detail = failure_text("warm-up call", st, ctx);
-            return 0;
-        }
-    }
-
-    return repeats;
+    return row.time_boxed ? std::min(opt.repeat, opt.time_boxed_repeat) : opt.repeat;
 }
 
 // Times the prepared rows in turns, `repeats[i]` calls of rows[i] (see the top of the
@@ -337,8 +324,8 @@ CaseResult run_case(Env &env, Case &c, const RunOptions &opt) {
         }
         for (Row &row : ceiling_rows) row.ratio_to_ceiling = ratio(row, ceiling_rows.front());
 
-        // Each variant asked for, in ladder order, then "auto": checked and warmed up
-        // one after another (variant 0's output is the reference of the others'),
+        // Each variant asked for, in ladder order, then "auto": checked one after
+        // another (variant 0's output is the reference of the others'),
         // then timed in turns.
         std::vector<Row> rows;
         std::vector<int> repeats;
