@@ -3,7 +3,7 @@
 // performance record measured it on (docs/PERFORMANCE.md, section "Auto: gemm"), and
 // at the edges of the rule; which operand becomes X for each TF32 layout, and that a
 // swap exchanges the normal form's sides whole. The persistent walk: every tile once, in
-// blocks of the shape its bands give.
+// blocks of the shape its bands give; the grid's clusters.
 #define GPK_TC_STANDALONE
 #include "../libgpk/cuda/gemm/12_wgmma_ws.cu"
 
@@ -140,12 +140,30 @@ void walks() {
         }
 }
 
+// The persistent grid: no more clusters than fit, as many waves as `fit` clusters would
+// need, and no fewer clusters that would.
+void grid() {
+    expect(ws12::grid_clusters(256, 66) == 64, "4096^3 in 128 x 256 tiles: 64 clusters of four tiles each");
+    expect(ws12::grid_clusters(64, 66) == 64, "less than a wave: a cluster per cluster tile");
+    expect(ws12::grid_clusters(67, 66) == 34, "just past a wave: two tiles per cluster, 34 clusters");
+    expect(ws12::grid_clusters(5, 0) == 1, "a count of none that fit runs one cluster");
+    bool ok = true;
+    for (int64_t fit : {1, 2, 7, 30, 66})
+        for (int64_t pairs = 1; pairs <= 2000; ++pairs) {
+            const int64_t c = ws12::grid_clusters(pairs, fit), waves = (pairs + fit - 1) / fit;
+            ok = ok && c >= 1 && c <= fit && c <= pairs && (pairs + c - 1) / c == waves &&
+                 (c == 1 || (pairs + c - 2) / (c - 1) > waves);
+        }
+    expect(ok, "the fewest clusters that need as many waves, never more than fit");
+}
+
 }  // namespace
 
 int main() {
     tile_rule();
     orientation();
     walks();
+    grid();
     std::printf("test_tc_plan: %d checks, %d failed\n", checks, failures);
     return failures == 0 ? 0 : 1;
 }

@@ -522,9 +522,9 @@ Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CU
         if (fit < 1) return not_supported("gemm rung wgmma_ws: no cluster of two blocks fits on the GPU");
         if (dev >= 0 && dev < 64) fit_of[dev].store(fit);
     }
-    // One cluster per pair of tile rows, at most as many as fit on the GPU at once.
+    // Clusters for the pairs of tile rows, at most as many as fit on the GPU at once.
     const int64_t pairs = ((nf.P + BP * CLUSTER - 1) / (BP * CLUSTER)) * ((nf.Q + BQ - 1) / BQ);
-    const int grid = CLUSTER * int(pairs < fit ? pairs : fit);
+    const int grid = CLUSTER * int(grid_clusters(pairs, fit));
     // Clusters of two, set at launch (a compile-time cluster size would not build for
     // the GPUs before sm_90 in a multi-architecture build).
     cudaLaunchAttribute attr{};

@@ -39,3 +39,17 @@ inline int tile_config(const Normal &nf, int sms) {
     const int64_t c256 = 256 * waves(pairs256), c128 = 132 * waves(pairs128), c64 = 94 * waves(pairs64);
     return c64 < c128 && c64 < c256 ? 4 : c128 < c256 ? 2 : 1;
 }
+
+// The clusters of the persistent grid for `pairs` cluster tiles when `fit` clusters fit
+// on the GPU at once: the fewest that need as many waves as `fit` clusters would. A call
+// lasts as long as its busiest cluster's ceil(pairs / fit) tiles either way; with
+// `fit` clusters the last wave leaves some of them idle at the end, with these each
+// takes its share of the tiles to within one and the SMs left over stay idle throughout.
+// The even share ran faster where the two differ (docs/PERFORMANCE.md, section "Auto:
+// gemm").
+inline int64_t grid_clusters(int64_t pairs, int64_t fit) {
+    if (fit < 1) fit = 1;
+    if (pairs <= fit) return pairs;
+    const int64_t waves = (pairs + fit - 1) / fit;
+    return (pairs + waves - 1) / waves;
+}
