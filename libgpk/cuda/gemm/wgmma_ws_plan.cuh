@@ -45,8 +45,8 @@ inline int tile_config(const Normal &nf, int sms) {
 // lasts as long as its busiest cluster's ceil(pairs / fit) tiles either way; with
 // `fit` clusters the last wave leaves some of them idle at the end, with these each
 // takes its share of the tiles to within one and the SMs left over stay idle throughout.
-// The even share ran faster where the two differ (docs/PERFORMANCE.md, section "Auto:
-// gemm").
+// The even share measured faster or level wherever the two differ (docs/PERFORMANCE.md,
+// section "Auto: gemm").
 inline int64_t grid_clusters(int64_t pairs, int64_t fit) {
     if (fit < 1) fit = 1;
     if (pairs <= fit) return pairs;
