@@ -1,6 +1,7 @@
 // The host side of gemm rung 12 (12_wgmma_ws.cu) that decides how a call runs, from
-// its normal form alone: which operand is X, and the tiles. Included by that file
-// inside namespace gpk::cuda::tc::ws12, after its tile constants, and nowhere else.
+// its normal form alone: which operand is X, the tiles, and the persistent grid.
+// Included by that file inside namespace gpk::cuda::tc::ws12, after its tile constants,
+// and nowhere else.
 
 // F32 (TF32 products): TF32 wgmma reads k-major operands from shared memory only, but
 // X from registers in any layout. An MN-major X is read so, in place; an MN-major Y
@@ -42,10 +43,10 @@ inline int tile_config(const Normal &nf, int sms) {
 
 // The clusters of the persistent grid for `pairs` cluster tiles when `fit` clusters fit
 // on the GPU at once: the fewest that need as many waves as `fit` clusters would. A call
-// lasts as long as its busiest cluster's ceil(pairs / fit) tiles either way; with
-// `fit` clusters the last wave leaves some of them idle at the end, with these each
-// takes its share of the tiles to within one and the SMs left over stay idle throughout.
-// The even share measured faster or level wherever the two differ (docs/PERFORMANCE.md,
+// lasts as long as its busiest cluster's ceil(pairs / fit) tiles either way. With `fit`
+// clusters some sit idle through the last wave; with these, every cluster takes its
+// share of the tiles (to within one) and the SMs left over stay idle throughout. The
+// even share measured faster or level wherever the two differ (docs/PERFORMANCE.md,
 // section "Auto: gemm").
 inline int64_t grid_clusters(int64_t pairs, int64_t fit) {
     if (fit < 1) fit = 1;
