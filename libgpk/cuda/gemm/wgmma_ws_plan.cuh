@@ -17,27 +17,33 @@ inline void orient(const Normal &nf, Normal *out, bool *swapped, size_t esize) {
     *swapped = true;
 }
 
+// The persistent grid runs in waves of one tile per cluster: how many for `pairs`
+// cluster tiles when `fit` clusters fit on the GPU at once (at least one).
+inline int64_t waves(int64_t pairs, int64_t fit) {
+    if (fit < 1) fit = 1;
+    return (pairs + fit - 1) / fit;
+}
+
 // The tile configuration (1: 128 x 256, 2: 128 x 128, 3: 128 x 128 ping-pong, 4:
 // 128 x 64) for a call on a GPU of `sms` SMs.
 inline int tile_config(const Normal &nf, int sms) {
     const int64_t pairs_p = (nf.P + BP * CLUSTER - 1) / (BP * CLUSTER);
     const int64_t pairs256 = pairs_p * ((nf.Q + 255) / 256), pairs128 = pairs_p * ((nf.Q + 127) / 128),
                   pairs64 = pairs_p * ((nf.Q + 63) / 64);
-    // The persistent grid runs in waves of one tile per cluster.
-    const int64_t fit = sms / CLUSTER > 0 ? sms / CLUSTER : 1;
-    auto waves = [fit](int64_t pairs) { return (pairs + fit - 1) / fit; };
+    const int64_t fit = sms / CLUSTER;
     if (pairs256 * CLUSTER >= sms) {
         // At least a wave of wide tiles: 128 x 256, unless 128 x 128 ping-pong tiles need
         // clearly fewer waves of their half-size work (shapes just past a multiple of 256,
         // where a last, nearly empty column of wide tiles costs a whole wave); at equal
         // waves the wide tiles read less per product.
-        return 20 * waves(pairs128) < 19 * 2 * waves(pairs256) ? 3 : 1;
+        return 20 * waves(pairs128, fit) < 19 * 2 * waves(pairs256, fit) ? 3 : 1;
     }
     // Less than a wave of wide tiles: narrower ones put more SMs to work, each at a lower
     // rate. The cost of a wave of each width, relative to 256 for the widest, as measured
     // where all three give every SM the same work (docs/PERFORMANCE.md, section "Auto:
     // gemm"); the cheapest total wins.
-    const int64_t c256 = 256 * waves(pairs256), c128 = 132 * waves(pairs128), c64 = 94 * waves(pairs64);
+    const int64_t c256 = 256 * waves(pairs256, fit), c128 = 132 * waves(pairs128, fit),
+                  c64 = 94 * waves(pairs64, fit);
     return c64 < c128 && c64 < c256 ? 4 : c128 < c256 ? 2 : 1;
 }
 
@@ -49,8 +55,6 @@ inline int tile_config(const Normal &nf, int sms) {
 // even share measured faster or level wherever the two differ (docs/PERFORMANCE.md,
 // section "Auto: gemm").
 inline int64_t grid_clusters(int64_t pairs, int64_t fit) {
-    if (fit < 1) fit = 1;
-    if (pairs <= fit) return pairs;
-    const int64_t waves = (pairs + fit - 1) / fit;
-    return (pairs + waves - 1) / waves;
+    const int64_t w = waves(pairs, fit);
+    return w > 1 ? (pairs + w - 1) / w : pairs;
 }
