@@ -250,7 +250,10 @@ __global__ void __launch_bounds__(THREADS, 1)
         }
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-        const int c = wg - 1, t = threadIdx.x - 128 * wg, lane = t % 32;
+        // The warpgroup index through a shuffle: the compiler then knows it is uniform
+        // across the warp, and keeps the wgmma descriptors built from it in uniform
+        // registers instead of converting them from per-thread ones before every wgmma.
+        const int c = __shfl_sync(0xffffffffu, wg - 1, 0), t = threadIdx.x - 128 * wg, lane = t % 32;
         int stage = 0;
         uint32_t phase = 0;
         // Ping-pong: step over the other warpgroup's tile, nk stages of the ring.
@@ -306,7 +309,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
                     for (int s = 0; s < 4; ++s)
 #pragma unroll
-                        for (int m = 0; m < NM; ++m) wgmma_rs<BQ>(d[m], a[S][m][s], desc_kmajor(ys + 32 * s));
+                        for (int m = 0; m < NM; ++m) wgmma_rs<BQ>(d[m], a[S][m][s], desc_kmajor(ys) + desc_step<true>(s));
                     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
                     asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
                     // The other set's group has completed: its registers and its stage are free.
@@ -328,17 +331,23 @@ __global__ void __launch_bounds__(THREADS, 1)
             } else {
                 for (int kb = 0; kb < nk; ++kb) {
                     mbar_wait(full0 + 8 * stage, phase);
-                    const uint32_t ys = ring + stage * STAGE_BYTES + X_BYTES;
+                    const uint32_t xs0 = ring + stage * STAGE_BYTES, ys = xs0 + X_BYTES;
+                    // A k step is 32 bytes along a k-major row, or 16 k-rows of an MN-major box.
+                    const uint64_t db0 = YK ? desc_kmajor(ys) : desc_mnmajor(ys);
+                    uint64_t da0[NM];
+#pragma unroll
+                    for (int m = 0; m < NM; ++m) {
+                        // This warpgroup's 64 rows of X: its own half, or (ping-pong) both.
+                        const uint32_t xs = xs0 + (PP ? m : c) * 64 * ROW_BYTES;
+                        da0[m] = XK ? desc_kmajor(xs) : desc_mnmajor(xs);
+                    }
                     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
                     for (int s = 0; s < 4; ++s) {
-                        // A k step is 32 bytes along a k-major row, or 16 k-rows of an MN-major box.
-                        const uint64_t db = YK ? desc_kmajor(ys + 32 * s) : desc_mnmajor(ys + 16 * ROW_BYTES * s);
+                        const uint64_t db = db0 + desc_step<YK>(s);
 #pragma unroll
                         for (int m = 0; m < NM; ++m) {
-                            // This warpgroup's 64 rows of X: its own half, or (ping-pong) both.
-                            const uint32_t xs = ring + stage * STAGE_BYTES + (PP ? m : c) * 64 * ROW_BYTES;
-                            const uint64_t da = XK ? desc_kmajor(xs + 32 * s) : desc_mnmajor(xs + 16 * ROW_BYTES * s);
+                            const uint64_t da = da0[m] + desc_step<XK>(s);
                             if constexpr (BQ == 256)
                                 wgmma_256<T, XK ? 0 : 1, YK ? 0 : 1>(d[m], da, db);
                             else if constexpr (BQ == 128)

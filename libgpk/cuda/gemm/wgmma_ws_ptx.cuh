@@ -72,6 +72,14 @@ __device__ __forceinline__ uint64_t desc_mnmajor(uint32_t saddr) {
     return uint64_t((saddr & 0x3FFFF) >> 4) | (uint64_t(MN_BOX_BYTES >> 4) << 16) |
            (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
 }
+// What k step s adds to a descriptor of the stage's first step: its byte offset in the
+// address field. Every shared address lies below 2^18 bytes, so the field never carries
+// into the bits above it, and a warp builds each stage's descriptors once and steps
+// them with one add (uniform-register work beside the wgmma it issues).
+template <bool KMAJOR>
+__device__ __forceinline__ constexpr uint64_t desc_step(int s) {
+    return uint64_t(KMAJOR ? 32 * s : 16 * ROW_BYTES * s) >> 4;
+}
 
 // imm-trans-a/b = 1: that operand is MN-major in shared memory (16-bit types only).
 template <class T, int TA, int TB>
