@@ -181,9 +181,6 @@ __global__ void __launch_bounds__(THREADS, 1)
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    // Both blocks' barriers exist before either multicasts into the other.
-    cluster_sync_after_init();
-
     // The two blocks of a cluster take tiles (2 tp2, tq) and (2 tp2 + 1, tq): they share
     // the Y tile, each loading half of it into both. A block past the last tile row
     // still loads and synchronises, and its stores fall outside D.
@@ -195,6 +192,31 @@ __global__ void __launch_bounds__(THREADS, 1)
     const int nk = int((K + KE - 1) / KE);
     const int wg = threadIdx.x / 128;
 
+    // The X tile of a k-tile, into this block's stage alone (X is not shared).
+    auto load_x = [&](int stage, int kb, int tp) {
+        const uint32_t bar = full0 + 8 * stage, xs = ring + stage * STAGE_BYTES;
+        if constexpr (XK) {
+            tma_load_2d(xs, &map_x, bar, int(kb * KE), int(tp * BP));
+        } else {
+            // Boxes of one 128-byte row along p by the stage's KE k-rows.
+#pragma unroll
+            for (int b = 0; b < BP / KE; ++b)
+                tma_load_2d(xs + b * KE * ROW_BYTES, &map_x, bar, int(tp * BP + KE * b), int(kb * KE));
+        }
+    };
+    // The first X copy needs only this block's barrier, which this thread has just set
+    // up: it leaves before the cluster barrier, so that its trip from memory overlaps the
+    // wait for the other block.
+    const bool x_first = cid < tiles && nk > 0;
+    if (threadIdx.x == 0 && x_first) {
+        int tp, tq;
+        tile_of<band_rows(BQ)>(cid, pairs_p, tiles_q, &tp, &tq);
+        mbar_expect_tx(full0, STAGE_BYTES);
+        load_x(0, 0, tp * CLUSTER + int(rank));
+    }
+    // Both blocks' barriers exist before either multicasts into the other.
+    cluster_sync_after_init();
+
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (threadIdx.x == 0) {
@@ -205,19 +227,13 @@ __global__ void __launch_bounds__(THREADS, 1)
                 tile_of<band_rows(BQ)>(t, pairs_p, tiles_q, &tp, &tq);
                 tp = tp * CLUSTER + rank;
                 for (int kb = 0; kb < nk; ++kb) {
-                    // A fresh barrier counts its previous phase (parity 1) as completed,
-                    // so the first pass over the ring does not wait.
-                    mbar_wait(empty0 + 8 * stage, phase ^ 1);
-                    const uint32_t bar = full0 + 8 * stage;
-                    mbar_expect_tx(bar, STAGE_BYTES);
-                    const uint32_t xs = ring + stage * STAGE_BYTES, ys = xs + X_BYTES;
-                    if constexpr (XK) {
-                        tma_load_2d(xs, &map_x, bar, int(kb * KE), int(tp * BP));
-                    } else {
-                        // Boxes of one 128-byte row along p by the stage's KE k-rows.
-#pragma unroll
-                        for (int b = 0; b < BP / KE; ++b)
-                            tma_load_2d(xs + b * KE * ROW_BYTES, &map_x, bar, int(tp * BP + KE * b), int(kb * KE));
+                    const uint32_t bar = full0 + 8 * stage, ys = ring + stage * STAGE_BYTES + X_BYTES;
+                    if (!(x_first && t == cid && kb == 0)) {
+                        // A fresh barrier counts its previous phase (parity 1) as completed,
+                        // so the first pass over the ring does not wait.
+                        mbar_wait(empty0 + 8 * stage, phase ^ 1);
+                        mbar_expect_tx(bar, STAGE_BYTES);
+                        load_x(stage, kb, tp);
                     }
                     constexpr uint16_t all = (1u << CLUSTER) - 1;
                     if constexpr (YK) {
