@@ -204,15 +204,48 @@ __global__ void __launch_bounds__(THREADS, 1)
                 tma_load_2d(xs + b * KE * ROW_BYTES, &map_x, bar, int(tp * BP + KE * b), int(kb * KE));
         }
     };
-    // The first X copy needs only this block's barrier, which this thread has just set
-    // up: it leaves before the cluster barrier, so that its trip from memory overlaps the
-    // wait for the other block.
-    const bool x_first = cid < tiles && nk > 0;
-    if (threadIdx.x == 0 && x_first) {
+    // The Y tile of a k-tile: half of it loaded by each block of the cluster and
+    // multicast into both, or (own) all of it by this block into its stage alone.
+    auto load_y = [&](int stage, int kb, int tq, bool own) {
+        const uint32_t bar = full0 + 8 * stage, ys = ring + stage * STAGE_BYTES + X_BYTES;
+        constexpr uint16_t all = (1u << CLUSTER) - 1;
+#pragma unroll
+        for (int r = 0; r < CLUSTER; ++r) {
+            if (!own && r != int(rank)) continue;
+            if constexpr (YK) {
+                constexpr int rows = BQ / CLUSTER;
+                const uint32_t dst = ys + r * rows * ROW_BYTES;
+                if (own) tma_load_2d(dst, &map_y, bar, int(kb * KE), int(tq * BQ + r * rows));
+                else tma_load_2d_mc(dst, &map_y, bar, int(kb * KE), int(tq * BQ + r * rows), all);
+            } else if constexpr (BQ == 64) {
+                // One MN-major box of 64 along q, in halves of its k-rows.
+                const uint32_t dst = ys + r * (KE / 2) * ROW_BYTES;
+                if (own) tma_load_2d(dst, &map_y, bar, int(tq * BQ), int(kb * KE + r * (KE / 2)));
+                else tma_load_2d_mc(dst, &map_y, bar, int(tq * BQ), int(kb * KE + r * (KE / 2)), all);
+            } else {
+#pragma unroll
+                for (int b = 0; b < BQ / 64 / CLUSTER; ++b) {
+                    const int box = r * (BQ / 64 / CLUSTER) + b;
+                    const uint32_t dst = ys + box * MN_BOX_BYTES;
+                    if (own) tma_load_2d(dst, &map_y, bar, int(tq * BQ + 64 * box), int(kb * KE));
+                    else tma_load_2d_mc(dst, &map_y, bar, int(tq * BQ + 64 * box), int(kb * KE), all);
+                }
+            }
+        }
+    };
+    // The first pass over the ring needs only this block's barriers, which this thread
+    // has just set up: its copies leave before the cluster barrier, so that their trip
+    // from memory overlaps the wait for the other block. Each block loads these stages'
+    // Y tiles whole, since the other block's barriers may not exist yet to multicast into.
+    const int early = cid < tiles ? (nk < STAGES ? nk : STAGES) : 0;
+    if (threadIdx.x == 0 && early > 0) {
         int tp, tq;
         tile_of<band_rows(BQ)>(cid, pairs_p, tiles_q, &tp, &tq);
-        mbar_expect_tx(full0, STAGE_BYTES);
-        load_x(0, 0, tp * CLUSTER + int(rank));
+        for (int kb = 0; kb < early; ++kb) {
+            mbar_expect_tx(full0 + 8 * kb, STAGE_BYTES);
+            load_x(kb, kb, tp * CLUSTER + int(rank));
+            load_y(kb, kb, tq, true);
+        }
     }
     // Both blocks' barriers exist before either multicasts into the other.
     cluster_sync_after_init();
@@ -227,30 +260,13 @@ __global__ void __launch_bounds__(THREADS, 1)
                 tile_of<band_rows(BQ)>(t, pairs_p, tiles_q, &tp, &tq);
                 tp = tp * CLUSTER + rank;
                 for (int kb = 0; kb < nk; ++kb) {
-                    const uint32_t bar = full0 + 8 * stage, ys = ring + stage * STAGE_BYTES + X_BYTES;
-                    if (!(x_first && t == cid && kb == 0)) {
+                    if (!(t == cid && kb < early)) {
                         // A fresh barrier counts its previous phase (parity 1) as completed,
                         // so the first pass over the ring does not wait.
                         mbar_wait(empty0 + 8 * stage, phase ^ 1);
-                        mbar_expect_tx(bar, STAGE_BYTES);
+                        mbar_expect_tx(full0 + 8 * stage, STAGE_BYTES);
                         load_x(stage, kb, tp);
-                    }
-                    constexpr uint16_t all = (1u << CLUSTER) - 1;
-                    if constexpr (YK) {
-                        constexpr int rows = BQ / CLUSTER;
-                        tma_load_2d_mc(ys + rank * rows * ROW_BYTES, &map_y, bar, int(kb * KE),
-                                       int(tq * BQ + rank * rows), all);
-                    } else if constexpr (BQ == 64) {
-                        // One MN-major box of 64 along q: each block loads half of its k-rows.
-                        tma_load_2d_mc(ys + rank * (KE / 2) * ROW_BYTES, &map_y, bar, int(tq * BQ),
-                                       int(kb * KE + rank * (KE / 2)), all);
-                    } else {
-#pragma unroll
-                        for (int b = 0; b < BQ / 64 / CLUSTER; ++b) {
-                            const int box = int(rank) * (BQ / 64 / CLUSTER) + b;
-                            tma_load_2d_mc(ys + box * MN_BOX_BYTES, &map_y, bar, int(tq * BQ + 64 * box),
-                                           int(kb * KE), all);
-                        }
+                        load_y(stage, kb, tq, false);
                     }
                     next_stage<STAGES>(stage, phase);
                 }
