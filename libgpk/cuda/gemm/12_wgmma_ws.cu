@@ -160,9 +160,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     static_assert(!TD || XR, "transposed stores come with X from registers");
     constexpr int STAGES = stages(BQ, PP), STAGE_BYTES = stage_bytes(BQ);
     static_assert(!PP || BQ == 128, "ping-pong tiles are 128 x 128");
-    // Warps that release a stage: every consumer warp, or those of the warpgroup that
-    // owns the stage's tile, in both blocks.
-    constexpr int ARRIVALS = (PP ? CONSUMER_WARPS / 2 : CONSUMER_WARPS) * CLUSTER;
+    // Each consumer warpgroup that reads a stage (both, or the one that owns the stage's
+    // tile) releases it once in each block of the cluster.
+    constexpr int ARRIVALS = (PP ? 1 : CONSUMER_WARPS / 4) * CLUSTER;
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
     const uint32_t raw = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
@@ -285,7 +285,13 @@ __global__ void __launch_bounds__(THREADS, 1)
         // The warpgroup index through a shuffle: the compiler then knows it is uniform
         // across the warp, and keeps the wgmma descriptors built from it in uniform
         // registers instead of converting them from per-thread ones before every wgmma.
-        const int c = __shfl_sync(0xffffffffu, wg - 1, 0), t = threadIdx.x - 128 * wg, lane = t % 32;
+        const int c = __shfl_sync(0xffffffffu, wg - 1, 0), t = threadIdx.x - 128 * wg;
+        // A warpgroup's wgmma start and complete as one, reading what all four warps put
+        // in place: once one warp has seen a group complete, the warpgroup is done with
+        // that group's stage. So one thread per warpgroup releases a stage in each block,
+        // warp r signalling block r, which halves the arrivals a producer waits for
+        // against one per warp and spreads them over the warps.
+        const int signal = t % 32 == 0 && t / 32 < CLUSTER ? t / 32 : -1;
         int stage = 0;
         uint32_t phase = 0;
         // Ping-pong: step over the other warpgroup's tile, nk stages of the ring.
@@ -351,7 +357,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                         for (int s = 0; s < 4; ++s)
                             asm volatile("" : "+r"(a[S ^ 1][m][s][0]), "+r"(a[S ^ 1][m][s][1]),
                                          "+r"(a[S ^ 1][m][s][2]), "+r"(a[S ^ 1][m][s][3]));
-                    if (prev >= 0 && lane < CLUSTER) mbar_arrive_cluster(empty0 + 8 * prev, lane);
+                    if (prev >= 0 && signal >= 0) mbar_arrive_cluster(empty0 + 8 * prev, signal);
                     prev = stage;
                     next_stage<STAGES>(stage, phase);
                 };
@@ -392,7 +398,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                     // The group before this one has finished reading its stage: release it in
                     // both blocks (their producers write into this block's copy of it).
                     asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-                    if (prev >= 0 && lane < CLUSTER) mbar_arrive_cluster(empty0 + 8 * prev, lane);
+                    if (prev >= 0 && signal >= 0) mbar_arrive_cluster(empty0 + 8 * prev, signal);
                     prev = stage;
                     next_stage<STAGES>(stage, phase);
                 }
@@ -401,7 +407,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             if (PP && tile + nclusters < tiles)
                 asm volatile("bar.arrive %0, 256;\n" ::"r"(c == 0 ? 3 : 4) : "memory");
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-            if (prev >= 0 && lane < CLUSTER) mbar_arrive_cluster(empty0 + 8 * prev, lane);
+            if (prev >= 0 && signal >= 0) mbar_arrive_cluster(empty0 + 8 * prev, signal);
 
             if constexpr (sizeof(T) == 2) {
                 if (tma_store) {
