@@ -175,6 +175,8 @@ __global__ void __launch_bounds__(THREADS, 1)
         // the barriers are set up.
         asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map_x)) : "memory");
         asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map_y)) : "memory");
+        // The TMA store's map too: where a block has a single tile, its store ends the call.
+        if (tma_store) asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map_c)) : "memory");
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(full0 + 8 * s, 1);
             mbar_init(empty0 + 8 * s, ARRIVALS);
