@@ -291,8 +291,8 @@ __global__ void __launch_bounds__(THREADS, 1)
         // A warpgroup's wgmma start and complete as one, reading what all four warps put
         // in place: once one warp has seen a group complete, the warpgroup is done with
         // that group's stage. So one thread per warpgroup releases a stage in each block,
-        // warp r signalling block r, which halves the arrivals a producer waits for
-        // against one per warp and spreads them over the warps.
+        // warp r signalling block r: a producer waits for a quarter of the arrivals that
+        // one per warp would make, and no warp sends more than one.
         const int signal = t % 32 == 0 && t / 32 < CLUSTER ? t / 32 : -1;
         int stage = 0;
         uint32_t phase = 0;
