@@ -210,27 +210,25 @@ __global__ void __launch_bounds__(THREADS, 1)
     // multicast into both, or (own) all of it by this block into its stage alone.
     auto load_y = [&](int stage, int kb, int tq, bool own) {
         const uint32_t bar = full0 + 8 * stage, ys = ring + stage * STAGE_BYTES + X_BYTES;
-        constexpr uint16_t all = (1u << CLUSTER) - 1;
+        auto copy = [&](uint32_t dst, int c0, int c1) {
+            constexpr uint16_t all = (1u << CLUSTER) - 1;
+            if (own) tma_load_2d(dst, &map_y, bar, c0, c1);
+            else tma_load_2d_mc(dst, &map_y, bar, c0, c1, all);
+        };
 #pragma unroll
         for (int r = 0; r < CLUSTER; ++r) {
             if (!own && r != int(rank)) continue;
             if constexpr (YK) {
                 constexpr int rows = BQ / CLUSTER;
-                const uint32_t dst = ys + r * rows * ROW_BYTES;
-                if (own) tma_load_2d(dst, &map_y, bar, int(kb * KE), int(tq * BQ + r * rows));
-                else tma_load_2d_mc(dst, &map_y, bar, int(kb * KE), int(tq * BQ + r * rows), all);
+                copy(ys + r * rows * ROW_BYTES, int(kb * KE), int(tq * BQ + r * rows));
             } else if constexpr (BQ == 64) {
                 // One MN-major box of 64 along q, in halves of its k-rows.
-                const uint32_t dst = ys + r * (KE / 2) * ROW_BYTES;
-                if (own) tma_load_2d(dst, &map_y, bar, int(tq * BQ), int(kb * KE + r * (KE / 2)));
-                else tma_load_2d_mc(dst, &map_y, bar, int(tq * BQ), int(kb * KE + r * (KE / 2)), all);
+                copy(ys + r * (KE / 2) * ROW_BYTES, int(tq * BQ), int(kb * KE + r * (KE / 2)));
             } else {
 #pragma unroll
                 for (int b = 0; b < BQ / 64 / CLUSTER; ++b) {
                     const int box = r * (BQ / 64 / CLUSTER) + b;
-                    const uint32_t dst = ys + box * MN_BOX_BYTES;
-                    if (own) tma_load_2d(dst, &map_y, bar, int(tq * BQ + 64 * box), int(kb * KE));
-                    else tma_load_2d_mc(dst, &map_y, bar, int(tq * BQ + 64 * box), int(kb * KE), all);
+                    copy(ys + box * MN_BOX_BYTES, int(tq * BQ + 64 * box), int(kb * KE));
                 }
             }
         }
