@@ -425,6 +425,16 @@ int main(int argc, char **argv) {
                             run(suite, g, variants, rotation++);
                         }
     }
+    // Aligned 16-bit calls whose tiles fill wgmma_ws's waves: "auto" hands them to
+    // wgmma_ws on sm_90 (gemm_wgmma_ws_leads), where the calls above stay with cuBLAS or
+    // are unaligned. NaN in C with beta == 0 (the TMA-store epilogue), and C with a
+    // leading dimension above its minimum and beta != 0 (the vector epilogue).
+    for (int dtype : {GPK_F16, GPK_BF16})
+        for (int tb : kTrans) {
+            Config g{dtype, false, GPK_COL_MAJOR, GPK_NO_TRANS, tb, 1024, 1024, 256, 0, 0, tb == GPK_TRANS ? 8 : 0,
+                     1.0, tb == GPK_TRANS ? 0.5 : 0.0};
+            run(suite, g, variants, rotation++);
+        }
     tensor_core_refusals(suite, variants);
 
     // k == 0: C = beta * C (beta == 0 gives exact zeros over a NaN C), with A and B

@@ -157,6 +157,35 @@ void grid() {
     expect(ok, "the fewest clusters that need as many waves, never more than fit");
 }
 
+// "auto" and aligned 16-bit calls on 132 SMs: wgmma_ws where its tiles fill the waves
+// (the shapes runs 182 and 183 measured it level or ahead at), cuBLAS where a last
+// partial wave leaves clusters idle (measured behind), and outside the measured sizes.
+bool leads(int64_t m, int64_t n, int64_t k, bool ta = false, bool tb = false, Dtype d = Dtype::BF16, int sms = 132) {
+    return ws12::leads_aligned_16bit(normal(d, ta, tb, m, n, k, 0), sms);
+}
+
+void auto_rule() {
+    expect(leads(1024, 1024, 1024), "1024^3: 64 cluster tiles of 128 x 64 on 66 clusters");
+    expect(leads(2048, 2048, 2048) && leads(4096, 4096, 4096) && leads(6144, 6144, 6144) && leads(8192, 8192, 8192),
+           "2048^3, 4096^3, 6144^3, 8192^3: whole waves of 128 x 256 tiles, nearly");
+    expect(leads(8192, 8192, 256) && leads(8192, 8192, 1024) && leads(16384, 16384, 512),
+           "large m and n with k from 256");
+    expect(leads(4096, 1024, 4096) && leads(1024, 4096, 4096) && leads(2048, 8192, 2048) && leads(2048, 2048, 8192),
+           "the oblong shapes measured");
+    expect(leads(4096, 4096, 4096, true, true, Dtype::F16) && leads(4096, 4096, 4096, false, true, Dtype::F16),
+           "every transposition: the plan does not depend on it for 16-bit types");
+    expect(!leads(1536, 1536, 1536), "1536^3: 36 cluster tiles on 66 clusters");
+    expect(!leads(2560, 2560, 2560), "2560^3: 100 cluster tiles in two waves of 66");
+    expect(!leads(3072, 3072, 3072) && !leads(5120, 5120, 5120), "3072^3 and 5120^3: ping-pong tiles, a partial wave");
+    expect(!leads(8192, 8192, 128), "k below 256");
+    expect(!leads(512, 512, 512) && !leads(1000, 4096, 4096) && !leads(4096, 1000, 4096), "m or n below 1024");
+    // Other GPUs: a single cluster slot (or a count the device could not give) runs
+    // every wave full; on 1000 SMs the 64 cluster tiles of 1024^3 fill an eighth of one.
+    expect(leads(3072, 3072, 3072, false, false, Dtype::BF16, 2) && leads(3072, 3072, 3072, false, false, Dtype::BF16, 0),
+           "one cluster at a time: every wave full");
+    expect(!leads(1024, 1024, 1024, false, false, Dtype::BF16, 1000), "1024^3 on 1000 SMs: one wave, mostly idle");
+}
+
 }  // namespace
 
 int main() {
@@ -164,6 +193,7 @@ int main() {
     orientation();
     walks();
     grid();
+    auto_rule();
     std::printf("test_tc_plan: %d checks, %d failed\n", checks, failures);
     return failures == 0 ? 0 : 1;
 }

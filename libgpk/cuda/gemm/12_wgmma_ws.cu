@@ -653,22 +653,31 @@ gpk_status gemm_wgmma_ws(gpk_context &ctx, const GemmArgs &args) {
 // "auto" (rungs.def): where this rung leads cuBLAS, per docs/PERFORMANCE.md, section
 // "Auto: gemm". Operands whose pointer or leading dimension is not a whole number of
 // 16-byte vectors: cuBLAS leaves its fast kernels there, while this rung packs them in
-// O(n^2) and keeps its speed. TF32 calls with A not transposed and B transposed (both
-// MN-major, the layout whose TF32 kernel cuBLAS runs slowest) from 2048 up in m, n and
-// k. Elsewhere with aligned operands cuBLAS keeps the call: 16-bit calls at large sizes
-// lie within a few percent either way (this rung ahead at some, behind at others, with
-// no rule of m, n and k between them), cuBLAS is ahead at small ones, and in TF32 in
-// the other layouts.
+// O(n^2) and keeps its speed. Aligned 16-bit calls whose tiles fill the persistent
+// grid's waves (ws12::leads_aligned_16bit). TF32 calls with A not transposed and B
+// transposed (both MN-major, the layout whose TF32 kernel cuBLAS runs slowest) from
+// 2048 up in m, n and k. Elsewhere cuBLAS keeps the call: aligned 16-bit calls that
+// leave clusters idle in a last wave, or are small, and TF32 in the other layouts.
 gpk_status gemm_wgmma_ws_leads(gpk_context &ctx, const GemmArgs &args, const char **why_not) {
     *why_not = nullptr;
-    (void)ctx;
     const auto es = static_cast<int64_t>(dtype_size(args.dtype));
     auto aligned = [es](const void *p, int64_t ld) {
         return reinterpret_cast<uintptr_t>(p) % 16 == 0 && (ld * es) % 16 == 0;
     };
     if (!aligned(args.A, args.lda) || !aligned(args.B, args.ldb)) return GPK_SUCCESS;
     if (is_16bit(args.dtype)) {
-        *why_not = "with 16-byte aligned 16-bit operands, cuBLAS measured level, ahead or within a few percent";
+        *why_not = "with 16-byte aligned 16-bit operands, cuBLAS measured ahead where this rung's tiles leave "
+                   "SMs idle, and at small sizes";
+        tc::Dtype dtype{};
+        const char *no_dtype = nullptr;
+        tc::Normal nf{};
+        int sms = 0;
+        if (!tc_dtype(ctx, args.dtype, &dtype, &no_dtype) ||
+            tc::normalise(tc_call(ctx, args, dtype), &nf).status != tc::Status::Ok)
+            return GPK_SUCCESS;
+        const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx.device);
+        if (e != cudaSuccess) return check(ctx, e, "gemm auto: querying the device");
+        if (tc::ws12::leads_aligned_16bit(nf, sms)) *why_not = nullptr;
         return GPK_SUCCESS;
     }
     constexpr int64_t kLarge = 2048;

@@ -58,3 +58,20 @@ inline int64_t grid_clusters(int64_t pairs, int64_t fit) {
     const int64_t w = waves(pairs, fit);
     return w > 1 ? (pairs + w - 1) / w : pairs;
 }
+
+// Whether "auto" hands an aligned 16-bit call to this rung on a GPU of `sms` SMs: where
+// its tiles keep the persistent grid's clusters busy, at least 90 % of the cluster
+// slots of the waves they need, in plain (not ping-pong) tiles, with m, n from 1024 and
+// k from 256, the ranges measured. There it measured level with cuBLAS or ahead, and
+// where a last, partial wave leaves clusters idle (fill 0.55 to 0.87: 1536³, 2560³,
+// 3072³, 5120³) cuBLAS led by 10 % to 28 % (docs/PERFORMANCE.md, section "Auto: gemm",
+// runs 182 and 183).
+inline bool leads_aligned_16bit(const Normal &nf, int sms) {
+    if (nf.P < 1024 || nf.Q < 1024 || nf.K < 256) return false;
+    const int mode = tile_config(nf, sms);
+    if (mode == 3) return false;
+    const int64_t bq = mode == 1 ? 256 : mode == 2 ? 128 : 64;
+    const int64_t pairs = ((nf.P + BP * CLUSTER - 1) / (BP * CLUSTER)) * ((nf.Q + bq - 1) / bq);
+    const int64_t fit = sms / CLUSTER < 1 ? 1 : sms / CLUSTER;
+    return 10 * pairs >= 9 * waves(pairs, fit) * fit;
+}
