@@ -266,6 +266,11 @@ struct RunOptions {
     int repeat = 20;
     double time_box_s = 2.0;  // a first call slower than this gets...
     int time_boxed_repeat = 3;  // ...this many timed repeats
+    // When above 0, a row whose timed call takes less than min_timed_ms / repeat gets
+    // more repeats, enough for min_timed_ms of timed calls, at most short_repeat: the
+    // median of 20 calls of a few microseconds moves by several percent between runs.
+    double min_timed_ms = 0;
+    int short_repeat = 200;
     // When not empty, only these variants run (and the vendor's, variant 0, for the
     // ratios); step and cumulative speedups then compare the rows shown. "all"
     // stands for every rung; "auto" adds a row for the library's own choice
@@ -297,6 +302,8 @@ struct RunInfo {
     int sm_count = 0;
     bool quick = false;
     int repeat = 0;
+    double min_timed_ms = 0;  // RunOptions: short calls timed up to this many ms...
+    int short_repeat = 0;     // ...in at most this many calls (0: every row `repeat`)
     size_t l2_flush_bytes = 0;
 };
 RunInfo describe_run(const Env &env, bool quick, int repeat);

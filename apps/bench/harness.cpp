@@ -23,6 +23,7 @@
 #include "../common/cli.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 
 namespace gpk_bench {
@@ -111,7 +112,7 @@ gpk_status select(Env &env, Case &c, const Row &row) {
 
 // Checks the variant of `row`; the case's reference is set by variant 0.
 // Returns how many calls of it to time (0 where it failed or cannot take the case).
-int prepare(Env &env, Case &c, const RunOptions &opt, Row &row) {
+int prepare(Env &env, Case &c, const RunOptions &opt, Timer &timer, Row &row) {
     gpk_context *ctx = env.ctx;
     gpk_status st = select(env, c, row);
     if (st != GPK_SUCCESS) {
@@ -159,7 +160,13 @@ int prepare(Env &env, Case &c, const RunOptions &opt, Row &row) {
     // The checked call paid for one-time setup (handles, workspace, module loading);
     // the untimed call before each timed one (time_in_turns) gives the steady state.
     row.time_boxed = first_call_s > opt.time_box_s;
-    return row.time_boxed ? std::min(opt.repeat, opt.time_boxed_repeat) : opt.repeat;
+    if (row.time_boxed) return std::min(opt.repeat, opt.time_boxed_repeat);
+    // Short calls: one timed call (after the checked one, as in the turns) sizes the
+    // row's count.
+    double ms = 0;
+    if (opt.min_timed_ms > 0 && timer.time(c, &ms) == GPK_SUCCESS && ms > 0 && ms * opt.repeat < opt.min_timed_ms)
+        return static_cast<int>(std::min<double>(opt.short_repeat, std::ceil(opt.min_timed_ms / ms)));
+    return opt.repeat;
 }
 
 // Times the prepared rows in turns, `repeats[i]` calls of rows[i] (see the top of the
@@ -332,7 +339,7 @@ CaseResult run_case(Env &env, Case &c, const RunOptions &opt) {
         auto add = [&](Row row) {
             int n = 0;
             try {
-                n = prepare(env, c, opt, row);
+                n = prepare(env, c, opt, timer, row);
             } catch (const Error &e) {
                 row.status = Row::Status::kFailed;
                 row.detail = e.what();

@@ -143,6 +143,8 @@ bool write_json(const std::string &path, const RunInfo &info, const std::vector<
         .field("cuda_runtime", optional_text(info.cuda_runtime))
         .field("quick", info.quick)
         .field("repeat", info.repeat)
+        .field("min_timed_ms", info.min_timed_ms)
+        .field("short_repeat", info.short_repeat)
         .field("memory", info.memory)
         .field("timing", info.memory == "device" ? "cuda events" : "steady clock")
         .field("order", "turns")
