@@ -61,11 +61,10 @@ inline int64_t grid_clusters(int64_t pairs, int64_t fit) {
 
 // Whether "auto" hands an aligned 16-bit call to this rung on a GPU of `sms` SMs: where
 // its tiles keep the persistent grid's clusters busy, at least 90 % of the cluster
-// slots of the waves they need, in plain (not ping-pong) tiles, with m, n from 1024 and
-// k from 256, the ranges measured. There it measured level with cuBLAS or ahead, and
-// where a last, partial wave leaves clusters idle (fill 0.55 to 0.87: 1536³, 2560³,
-// 3072³, 5120³) cuBLAS led by 10 % to 28 % (docs/PERFORMANCE.md, section "Auto: gemm",
-// runs 182 and 183).
+// slots of the waves they need, in plain (not ping-pong) tiles, with m and n from 1024
+// and k from 256, the ranges measured. There it measured level with cuBLAS or ahead;
+// where a last, partial wave leaves clusters idle, cuBLAS's kernels, which split such
+// shapes finer, led clearly (docs/PERFORMANCE.md, section "Auto: gemm", runs 182-184).
 inline bool leads_aligned_16bit(const Normal &nf, int sms) {
     if (nf.P < 1024 || nf.Q < 1024 || nf.K < 256) return false;
     const int mode = tile_config(nf, sms);
