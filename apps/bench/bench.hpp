@@ -270,7 +270,7 @@ struct RunOptions {
     // more repeats, enough for min_timed_ms of timed calls, at most short_repeat: the
     // median of 20 calls of a few microseconds moves by several percent between runs.
     double min_timed_ms = 0;
-    int short_repeat = 200;
+    int short_repeat = 0;
     // When not empty, only these variants run (and the vendor's, variant 0, for the
     // ratios); step and cumulative speedups then compare the rows shown. "all"
     // stands for every rung; "auto" adds a row for the library's own choice
@@ -306,7 +306,7 @@ struct RunInfo {
     int short_repeat = 0;     // ...in at most this many calls (0: every row `repeat`)
     size_t l2_flush_bytes = 0;
 };
-RunInfo describe_run(const Env &env, bool quick, int repeat);
+RunInfo describe_run(const Env &env, bool quick, const RunOptions &run);
 bool write_json(const std::string &path, const RunInfo &info, const std::vector<CaseResult> &results);
 
 }  // namespace gpk_bench

@@ -384,11 +384,7 @@ int main(int argc, char **argv) {
             run.short_repeat = kShortRepeat;
         }
 
-        RunInfo info = describe_run(*env, small, run.repeat);
-        if (run.min_timed_ms > 0) {
-            info.min_timed_ms = run.min_timed_ms;
-            info.short_repeat = run.short_repeat;
-        }
+        const RunInfo info = describe_run(*env, small, run);
         std::printf("%s: libgpk %s, %s backend on %s", kProg, gpk_app::library_version().c_str(),
                     info.backend.c_str(), info.device.c_str());
         if (env->cuda)

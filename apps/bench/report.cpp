@@ -101,14 +101,16 @@ void print_case_error(const CaseResult &r) {
     std::fflush(stdout);
 }
 
-RunInfo describe_run(const Env &env, bool quick, int repeat) {
+RunInfo describe_run(const Env &env, bool quick, const RunOptions &run) {
     RunInfo info;
     info.backend = gpk_app::backend_name(env.cuda ? GPK_BACKEND_CUDA : GPK_BACKEND_HOST);
     info.device_index = env.device;
     info.date = gpk_app::utc_timestamp();
     info.memory = env.memory_name();
     info.quick = quick;
-    info.repeat = repeat;
+    info.repeat = run.repeat;
+    info.min_timed_ms = run.min_timed_ms;
+    info.short_repeat = run.min_timed_ms > 0 ? run.short_repeat : 0;
     info.l2_flush_bytes = env.l2_flush_bytes;
     if (!env.cuda) {
         info.device = gpk_app::host_cpu_description();

@@ -517,7 +517,7 @@ Result run(const GemmTc &g, const Normal &nf0) {
     if (!have) return not_supported("gemm rung wgmma_ws needs an sm_90 GPU (H100/H200) and sm_90a code in the build");
     if (nf.K > 0x7fffffff || nf.P > 0x7fffffff || nf.Q > 0x7fffffff)
         return not_supported("gemm rung wgmma_ws: m, n and k must stay below 2^31");
-    if (((nf.P + BP * CLUSTER - 1) / (BP * CLUSTER)) * ((nf.Q + 63) / 64) > 0x7fffffff)
+    if (cluster_tiles(nf, 64) > 0x7fffffff)
         return not_supported("gemm rung wgmma_ws: more than 2^31 tiles");
     if (!encode_fn()) return not_supported("gemm rung wgmma_ws: the driver lacks cuTensorMapEncodeTiled");
 
@@ -570,7 +570,7 @@ Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CU
         if (dev >= 0 && dev < 64) fit_of[dev].store(fit);
     }
     // Clusters for the pairs of tile rows, at most as many as fit on the GPU at once.
-    const int64_t pairs = ((nf.P + BP * CLUSTER - 1) / (BP * CLUSTER)) * ((nf.Q + BQ - 1) / BQ);
+    const int64_t pairs = cluster_tiles(nf, BQ);
     const int grid = CLUSTER * int(grid_clusters(pairs, fit));
     // Clusters of two, set at launch (a compile-time cluster size would not build for
     // the GPUs before sm_90 in a multi-architecture build).
@@ -671,12 +671,11 @@ gpk_status gemm_wgmma_ws_leads(gpk_context &ctx, const GemmArgs &args, const cha
         tc::Dtype dtype{};
         const char *no_dtype = nullptr;
         tc::Normal nf{};
-        int sms = 0;
         if (!tc_dtype(ctx, args.dtype, &dtype, &no_dtype) ||
             tc::normalise(tc_call(ctx, args, dtype), &nf).status != tc::Status::Ok)
             return GPK_SUCCESS;
-        const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx.device);
-        if (e != cudaSuccess) return check(ctx, e, "gemm auto: querying the device");
+        int sms = 0;
+        GPK_FORWARD_IF_ERROR(gemm_util::device_attribute(ctx, cudaDevAttrMultiProcessorCount, &sms));
         if (tc::ws12::leads_aligned_16bit(nf, sms)) *why_not = nullptr;
         return GPK_SUCCESS;
     }

@@ -24,12 +24,17 @@ inline int64_t waves(int64_t pairs, int64_t fit) {
     return (pairs + fit - 1) / fit;
 }
 
+// The cluster tiles of a call in tiles `bq` wide: pairs of 128-row tiles along p, by
+// tiles along q.
+inline int64_t cluster_tiles(const Normal &nf, int64_t bq) {
+    return ((nf.P + BP * CLUSTER - 1) / (BP * CLUSTER)) * ((nf.Q + bq - 1) / bq);
+}
+
 // The tile configuration (1: 128 x 256, 2: 128 x 128, 3: 128 x 128 ping-pong, 4:
 // 128 x 64) for a call on a GPU of `sms` SMs.
 inline int tile_config(const Normal &nf, int sms) {
-    const int64_t pairs_p = (nf.P + BP * CLUSTER - 1) / (BP * CLUSTER);
-    const int64_t pairs256 = pairs_p * ((nf.Q + 255) / 256), pairs128 = pairs_p * ((nf.Q + 127) / 128),
-                  pairs64 = pairs_p * ((nf.Q + 63) / 64);
+    const int64_t pairs256 = cluster_tiles(nf, 256), pairs128 = cluster_tiles(nf, 128),
+                  pairs64 = cluster_tiles(nf, 64);
     const int64_t fit = sms / CLUSTER;
     if (pairs256 * CLUSTER >= sms) {
         // At least a wave of wide tiles: 128 x 256, unless 128 x 128 ping-pong tiles need
@@ -64,13 +69,12 @@ inline int64_t grid_clusters(int64_t pairs, int64_t fit) {
 // slots of the waves they need, in plain (not ping-pong) tiles, with m and n from 1024
 // and k from 256, the ranges measured. There it measured level with cuBLAS or ahead;
 // where a last, partial wave leaves clusters idle, cuBLAS's kernels, which split such
-// shapes finer, led clearly (docs/PERFORMANCE.md, section "Auto: gemm", runs 182-184).
+// shapes finer, led clearly (docs/PERFORMANCE.md, section "Auto: gemm").
 inline bool leads_aligned_16bit(const Normal &nf, int sms) {
     if (nf.P < 1024 || nf.Q < 1024 || nf.K < 256) return false;
     const int mode = tile_config(nf, sms);
     if (mode == 3) return false;
-    const int64_t bq = mode == 1 ? 256 : mode == 2 ? 128 : 64;
-    const int64_t pairs = ((nf.P + BP * CLUSTER - 1) / (BP * CLUSTER)) * ((nf.Q + bq - 1) / bq);
+    const int64_t pairs = cluster_tiles(nf, mode == 1 ? 256 : mode == 2 ? 128 : 64);
     const int64_t fit = sms / CLUSTER < 1 ? 1 : sms / CLUSTER;
     return 10 * pairs >= 9 * waves(pairs, fit) * fit;
 }
