@@ -11,8 +11,14 @@
 // Turns rather than each variant's calls in a block: the GPU's clocks climb for a
 // while after it was idle and fall once a long run meets the power cap, so a block of
 // calls carries the clock its place in the order met, and the order alone would move
-// the ratios between rows. In turns every variant meets the same drift. Each timed
-// call follows an untimed one of the same variant (time_in_turns).
+// the ratios between rows. In turns every variant meets the same drift. The order
+// inside a turn counts too: where calls take microseconds, some calls take about a
+// microsecond longer than the others, whichever kernel they run, and which ones follows
+// the pattern of the turns, so a fixed order (or one rotated by a place each turn) gave
+// the same kernel different medians in different rows (docs/PERFORMANCE.md, section
+// "gpk-bench: the order inside a turn"). So each turn runs its variants in an order
+// drawn at random, and every variant meets that delay as often as the others. Each
+// timed call follows an untimed one of the same variant (time_in_turns).
 //
 // With --memory pinned the arrays are pinned host memory: each call is staged
 // through the GPU and returns with its result in place, so it is timed with a
@@ -25,6 +31,7 @@
 #include <algorithm>
 #include <cmath>
 #include <chrono>
+#include <random>
 
 namespace gpk_bench {
 namespace {
@@ -180,8 +187,14 @@ int prepare(Env &env, Case &c, const RunOptions &opt, Timer &timer, Row &row) {
 void time_in_turns(Env &env, Case &c, Timer &timer, std::vector<Row> &rows, const std::vector<int> &repeats) {
     std::vector<std::vector<double>> ms(rows.size());
     const int turns = repeats.empty() ? 0 : *std::max_element(repeats.begin(), repeats.end());
-    for (int turn = 0; turn < turns; ++turn)
-        for (size_t i = 0; i < rows.size(); ++i) {
+    // Each turn in an order of its own, drawn from a fixed seed so that a run can be
+    // repeated (see the top of the file for why).
+    std::vector<size_t> order(rows.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::mt19937 draw(20261127u);
+    for (int turn = 0; turn < turns; ++turn) {
+        std::shuffle(order.begin(), order.end(), draw);
+        for (const size_t i : order) {
             Row &row = rows[i];
             if (turn >= repeats[i] || row.failed()) continue;
             try {
@@ -204,6 +217,7 @@ void time_in_turns(Env &env, Case &c, Timer &timer, std::vector<Row> &rows, cons
                 row.detail = e.what();
             }
         }
+    }
     const gpk_status st = gpk_synchronize(env.ctx);
     for (size_t i = 0; i < rows.size(); ++i) {
         Row &row = rows[i];

@@ -393,7 +393,7 @@ int main(int argc, char **argv) {
         std::printf("\n%d timed calls per variant", run.repeat);
         if (run.min_timed_ms > 0)
             std::printf(" (more, up to %d, where %d take less than %g ms)", run.short_repeat, run.repeat, run.min_timed_ms);
-        std::printf(" (median; the variants' calls in turns), %s\n",
+        std::printf(" (median; the variants' calls in turns, each turn in a random order), %s\n",
                     env->pinned ? "arrays in pinned host memory (staged), steady clock around each call, no L2 flush"
                     : env->cuda ? "CUDA events, L2 flushed before each"
                                 : "steady clock");

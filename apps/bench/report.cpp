@@ -149,7 +149,7 @@ bool write_json(const std::string &path, const RunInfo &info, const std::vector<
         .field("short_repeat", info.short_repeat)
         .field("memory", info.memory)
         .field("timing", info.memory == "device" ? "cuda events" : "steady clock")
-        .field("order", "turns")
+        .field("order", "shuffled turns")
         .field("l2_flush_bytes", static_cast<uint64_t>(info.l2_flush_bytes));
     json.begin_array("results");
     for (const CaseResult &r : results) {

@@ -234,9 +234,16 @@ __global__ void __launch_bounds__(THREADS, 1)
         }
     };
     // The first pass over the ring needs only this block's barriers, which this thread
-    // has just set up: its copies leave before the cluster barrier, so that their trip
-    // from memory overlaps the wait for the other block. Each block loads these stages'
-    // Y tiles whole, since the other block's barriers may not exist yet to multicast into.
+    // has just set up: its X copies leave before the cluster barrier, so that their trip
+    // from memory overlaps the wait for the other block. The first half of these stages
+    // get their Y tiles whole from this block too, since the other block's barriers may
+    // not exist yet to multicast into: the consumers start on them while the barrier
+    // completes. The other half wait for it and share Y as every later stage does, each
+    // block's half landing on barriers that already expect the whole stage. Loading
+    // every stage of the pass whole has L2 serve the other block's half of Y again for
+    // half of them, and measured slower; so did loading fewer than half whole
+    // (docs/PERFORMANCE.md, section "The first pass over the ring").
+    constexpr int EARLY_Y = STAGES / 2;
     const int early = cid < tiles ? (nk < STAGES ? nk : STAGES) : 0;
     if (threadIdx.x == 0 && early > 0) {
         int tp, tq;
@@ -244,7 +251,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         for (int kb = 0; kb < early; ++kb) {
             mbar_expect_tx(full0 + 8 * kb, STAGE_BYTES);
             load_x(kb, kb, tp * CLUSTER + int(rank));
-            load_y(kb, kb, tq, true);
+            if (kb < EARLY_Y) load_y(kb, kb, tq, true);
         }
     }
     // Both blocks' barriers exist before either multicasts into the other.
@@ -260,7 +267,11 @@ __global__ void __launch_bounds__(THREADS, 1)
                 tile_of<band_rows(BQ)>(t, pairs_p, tiles_q, &tp, &tq);
                 tp = tp * CLUSTER + rank;
                 for (int kb = 0; kb < nk; ++kb) {
-                    if (!(t == cid && kb < early)) {
+                    if (t == cid && kb < early) {
+                        // Issued before the cluster barrier, all but the shared Y of the
+                        // second half (the stage is kb here).
+                        if (kb >= EARLY_Y) load_y(stage, kb, tq, false);
+                    } else {
                         // A fresh barrier counts its previous phase (parity 1) as completed,
                         // so the first pass over the ring does not wait.
                         mbar_wait(empty0 + 8 * stage, phase ^ 1);
