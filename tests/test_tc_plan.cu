@@ -166,9 +166,10 @@ bool leads(int64_t m, int64_t n, int64_t k, bool ta = false, bool tb = false, Dt
 
 void auto_rule() {
     expect(leads(1024, 1024, 1024), "1024^3: 64 cluster tiles of 128 x 64 on 66 clusters");
-    expect(leads(1024, 1024, 256) && leads(1024, 1024, 1536, true), "1024^2 with k from 256 to 1536: 128 x 64 tiles");
-    expect(!leads(1024, 1024, 2048) && !leads(1024, 1024, 4096, true) && !leads(1024, 1024, 8192),
-           "1024^2 with k from 2048: 128 x 64 tiles, behind cuBLAS");
+    expect(leads(1024, 1024, 256) && leads(1024, 1024, 512, true), "1024^2 with k from 256 to 1024: 128 x 64 tiles");
+    expect(!leads(1024, 1024, 1536) && !leads(1024, 1024, 2048) && !leads(1024, 1024, 4096, true) &&
+               !leads(1024, 1024, 8192),
+           "1024^2 with longer k: 128 x 64 tiles, behind cuBLAS");
     expect(leads(2048, 1024, 4096) && leads(1024, 2048, 1024), "128 x 128 tiles, long k included");
     expect(leads(2048, 2048, 2048) && leads(4096, 4096, 4096) && leads(6144, 6144, 6144) && leads(8192, 8192, 8192),
            "2048^3, 4096^3, 6144^3, 8192^3: whole waves of 128 x 256 tiles, nearly");
