@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <cmath>
 #include <chrono>
+#include <numeric>
 #include <random>
 
 namespace gpk_bench {
@@ -190,7 +191,7 @@ void time_in_turns(Env &env, Case &c, Timer &timer, std::vector<Row> &rows, cons
     // Each turn in an order of its own, drawn from a fixed seed so that a run can be
     // repeated (see the top of the file for why).
     std::vector<size_t> order(rows.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::iota(order.begin(), order.end(), size_t{0});
     std::mt19937 draw(20261127u);
     for (int turn = 0; turn < turns; ++turn) {
         std::shuffle(order.begin(), order.end(), draw);
@@ -383,11 +384,10 @@ CaseResult run_case(Env &env, Case &c, const RunOptions &opt) {
         }
         // The rows of short calls time as many as the one that asked for most, so that
         // the vendor's row and ours rest on equally many.
-        if (opt.min_timed_ms > 0) {
-            int most = 0;
-            for (int n : repeats) most = std::max(most, n);
-            for (size_t i = 0; i < rows.size(); ++i)
-                if (repeats[i] > opt.repeat) repeats[i] = most;
+        if (opt.min_timed_ms > 0 && !repeats.empty()) {
+            const int most = *std::max_element(repeats.begin(), repeats.end());
+            for (int &n : repeats)
+                if (n > opt.repeat) n = most;
         }
         time_in_turns(env, c, timer, rows, repeats);
 

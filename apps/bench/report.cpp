@@ -110,7 +110,7 @@ RunInfo describe_run(const Env &env, bool quick, const RunOptions &run) {
     info.quick = quick;
     info.repeat = run.repeat;
     info.min_timed_ms = run.min_timed_ms;
-    info.short_repeat = run.min_timed_ms > 0 ? run.short_repeat : 0;
+    info.short_repeat = run.short_repeat;
     info.l2_flush_bytes = env.l2_flush_bytes;
     if (!env.cuda) {
         info.device = gpk_app::host_cpu_description();

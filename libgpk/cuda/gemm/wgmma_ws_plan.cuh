@@ -30,6 +30,9 @@ inline int64_t cluster_tiles(const Normal &nf, int64_t bq) {
     return ((nf.P + BP * CLUSTER - 1) / (BP * CLUSTER)) * ((nf.Q + bq - 1) / bq);
 }
 
+// The width along q of the tiles of configuration `mode` (tile_config).
+constexpr int tile_width(int mode) { return mode == 1 ? 256 : mode == 4 ? 64 : 128; }
+
 // The tile configuration (1: 128 x 256, 2: 128 x 128, 3: 128 x 128 ping-pong, 4:
 // 128 x 64) for a call on a GPU of `sms` SMs.
 inline int tile_config(const Normal &nf, int sms) {
@@ -77,7 +80,7 @@ inline bool leads_aligned_16bit(const Normal &nf, int sms) {
     if (nf.P < 1024 || nf.Q < 1024 || nf.K < 256) return false;
     const int mode = tile_config(nf, sms);
     if (mode == 3 || (mode == 4 && nf.K > 1024)) return false;
-    const int64_t pairs = cluster_tiles(nf, mode == 1 ? 256 : mode == 2 ? 128 : 64);
+    const int64_t pairs = cluster_tiles(nf, tile_width(mode));
     const int64_t fit = sms / CLUSTER < 1 ? 1 : sms / CLUSTER;
     return 10 * pairs >= 9 * waves(pairs, fit) * fit;
 }
