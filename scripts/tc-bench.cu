@@ -1,8 +1,8 @@
 // Checks and times the tensor-core gemm rungs (libgpk/cuda/gemm/11_*, 12_*) against
 // a reference and cublasGemmEx, standalone:
 //
-//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/tc-bench.cu -lcublas -o tc-bench
-//   ./tc-bench [check|time|all|tiles|one ...|shape ...|auto ...]
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/tc-bench.cu -lcublas -lcuda -o tc-bench
+//   ./tc-bench [check|time|all|tiles|one ...|shape ...|auto ...|noise [reps [stream]]]
 //
 // check: every rung and dtype on random data over sizes 1, 17, 1000 and 4097 (ragged),
 // both layouts, all four transposes, leading dimensions above the minimum, beta == 0
@@ -11,7 +11,10 @@
 // (TF32: plus the rounding of each input), and the padding between columns of C left
 // untouched. time: median of 10 timed runs after warm-up (CUDA events), per shape,
 // layout and dtype, each rung against cublasGemmEx on the same buffers, the two timed
-// alternately (tiles: every tile configuration of rung 12, not only its choice).
+// alternately, each timed call after an untimed one of the same kernel (tiles: every
+// tile configuration of rung 12, not only its choice). noise: BF16 1024^3 NN, rung 12
+// and cublasGemmEx alternately, each timed call started in each of several ways
+// (start_call): the spread of each and which calls came out slow.
 // The rung files without their library launchers.
 #define GPK_TC_STANDALONE
 #include "../libgpk/cuda/gemm/11_mma_sync.cu"
@@ -382,12 +385,16 @@ static float median(std::vector<float> v) {
 // Median times of f and g, measured alternately (f, g, f, g, ...) so that both see the
 // same clocks and temperature.
 // Every timed call starts with L2 holding none of its operands, as in gpk-bench: a
-// write over a buffer larger than L2 is queued ahead of the start event.
+// write over a buffer larger than L2 is queued ahead of the start event, then a kernel
+// of one empty block (the flush right before the start event delays some calls by
+// about a microsecond, as the noise mode shows).
 static void *g_flush = nullptr;
 constexpr size_t kFlushBytes = size_t(256) << 20;
+__global__ void empty_kernel() {}
 static void flush_l2() {
-    if (!g_flush) CK(cudaMalloc(&g_flush, kFlushBytes));
+    if (!g_flush) CK(cudaMalloc(&g_flush, kFlushBytes + 256));
     CK(cudaMemsetAsync(g_flush, 0, kFlushBytes));
+    empty_kernel<<<1, 32>>>();
 }
 
 template <class F, class G>
@@ -404,6 +411,10 @@ static void time_pair(F &&f, G &&g, float *tf, float *tg, int reps = 15) {
     std::vector<float> t1, t2;
     for (int i = 0; i < reps; ++i)
         for (int w = 0; w < 2; ++w) {
+            // An untimed call of the same kernel first, as in gpk-bench: the timed call
+            // finds its own code in the caches, not the other kernel's.
+            if (w == 0) f();
+            else g();
             flush_l2();
             CK(cudaEventRecord(a));
             if (w == 0) f();
@@ -430,6 +441,7 @@ static float time_ms(F &&f, int reps = 10) {
     CK(cudaDeviceSynchronize());
     std::vector<float> t;
     for (int i = 0; i < reps; ++i) {
+        f();
         flush_l2();
         CK(cudaEventRecord(a));
         f();
@@ -513,6 +525,178 @@ static void time_shape(Dtype d, int64_t m, int64_t n, int64_t k, bool ta, bool t
     cudaFree(C);
 }
 
+// ---- noise: how the way L2 is flushed shapes single-call timings at one shape --------
+// For each way of starting a timed call, the rung's own choice and cublasGemmEx timed
+// alternately, and the spread of each: where calls fall into two groups a fixed time
+// apart, the median of each row lands in either group, and a ratio of medians moves.
+__global__ void flush_write(uint4 *p, size_t n) {
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+        p[i] = make_uint4(1, 2, 3, 4);
+}
+// A flush that reads instead of writing: L2 is left holding clean lines.
+__global__ void flush_read(const uint4 *p, size_t n, unsigned *out) {
+    unsigned s = 0;
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+        const uint4 v = p[i];
+        s ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (s == 0x12345678u) *out = s;
+}
+static cudaStream_t g_stream = nullptr;
+// What runs between the untimed and the timed call: the flush as memset (gpk-bench's),
+// as a kernel that writes, as one that reads, the memset and an empty one-block kernel,
+// the memset and a 4-byte memset.
+static void start_call(int how) {
+    if (!g_flush) CK(cudaMalloc(&g_flush, kFlushBytes + 256));
+    auto *u = static_cast<uint4 *>(g_flush);
+    const size_t n = kFlushBytes / sizeof(uint4);
+    switch (how) {
+        case 0: CK(cudaMemsetAsync(g_flush, 0, kFlushBytes, g_stream)); break;
+        case 1: flush_write<<<132 * 8, 512, 0, g_stream>>>(u, n); break;
+        case 2: flush_read<<<132 * 8, 512, 0, g_stream>>>(u, n, reinterpret_cast<unsigned *>(static_cast<char *>(g_flush) + kFlushBytes)); break;
+        case 3: CK(cudaMemsetAsync(g_flush, 0, kFlushBytes, g_stream)); empty_kernel<<<1, 32, 0, g_stream>>>(); break;
+        case 4:
+            CK(cudaMemsetAsync(g_flush, 0, kFlushBytes, g_stream));
+            CK(cudaMemsetAsync(static_cast<char *>(g_flush) + kFlushBytes, 0, 4, g_stream));
+            break;
+    }
+}
+
+// The launch attributes of cuBLAS's kernel at BF16 1024^3 NN, read from a graph that
+// captured the call: what it asks of the launch that a plain launch does not.
+static void print_launch_attrs() {
+    cudaGraph_t graph;
+    const float alpha = 1.0f, beta = 0.0f;
+    void *A, *B, *C;
+    CK(cudaMalloc(&A, 1 << 22));
+    CK(cudaMalloc(&B, 1 << 22));
+    CK(cudaMalloc(&C, 1 << 22));
+    CB(cublasGemmEx(g_cublas, CUBLAS_OP_N, CUBLAS_OP_N, 1024, 1024, 1024, &alpha, A, CUDA_R_16BF, 1024, B, CUDA_R_16BF,
+                    1024, &beta, C, CUDA_R_16BF, 1024, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    CK(cudaDeviceSynchronize());
+    CK(cudaStreamBeginCapture(g_stream, cudaStreamCaptureModeGlobal));
+    CB(cublasGemmEx(g_cublas, CUBLAS_OP_N, CUBLAS_OP_N, 1024, 1024, 1024, &alpha, A, CUDA_R_16BF, 1024, B, CUDA_R_16BF,
+                    1024, &beta, C, CUDA_R_16BF, 1024, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    CK(cudaStreamEndCapture(g_stream, &graph));
+    size_t nn = 0;
+    CK(cudaGraphGetNodes(graph, nullptr, &nn));
+    std::vector<cudaGraphNode_t> nodes(nn);
+    CK(cudaGraphGetNodes(graph, nodes.data(), &nn));
+    for (auto nd : nodes) {
+        cudaGraphNodeType ty;
+        CK(cudaGraphNodeGetType(nd, &ty));
+        std::printf("attrs node type %d\n", int(ty));
+        if (ty != cudaGraphNodeTypeKernel) continue;
+        for (int id = 1; id <= 16; ++id) {
+            cudaLaunchAttributeValue v{};
+            std::memset(&v, 0, sizeof v);
+            const cudaError_t e = cudaGraphKernelNodeGetAttribute(nd, cudaLaunchAttributeID(id), &v);
+            const unsigned *w = reinterpret_cast<const unsigned *>(&v);
+            std::printf("attrs id %d: %s %u %u %u %u\n", id, e == cudaSuccess ? "ok" : cudaGetErrorString(e), w[0], w[1], w[2], w[3]);
+            (void)cudaGetLastError();
+        }
+    }
+    size_t ne = 0;
+    (void)cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &ne);
+    std::printf("attrs edges %zu\n", ne);
+    cudaGraphDestroy(graph);
+    cudaFree(A);
+    cudaFree(B);
+    cudaFree(C);
+}
+
+// use_stream: 0 the legacy default stream, 1 a non-blocking stream (gpk-bench's kind), 2
+// print_launch_attrs only.
+static void run_noise(int reps, int use_stream) {
+    if (use_stream) CK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+    CB(cublasCreate(&g_cublas));
+    CB(cublasSetStream(g_cublas, g_stream));
+    if (use_stream == 2) {
+        print_launch_attrs();
+        return;
+    }
+    const Dtype d = Dtype::BF16;
+    const int64_t m = 1024, n = 1024, k = 1024;
+    void *A, *B, *C;
+    CK(cudaMalloc(&A, m * k * 2));
+    CK(cudaMalloc(&B, k * n * 2));
+    CK(cudaMalloc(&C, m * n * 2));
+    randomize(A, m * k, d);
+    randomize(B, k * n, d);
+    const float alpha = 1.0f, beta = 0.0f;
+    auto cub = [&] {
+        CB(cublasGemmEx(g_cublas, CUBLAS_OP_N, CUBLAS_OP_N, int(m), int(n), int(k), &alpha, A, CUDA_R_16BF, int(m), B,
+                        CUDA_R_16BF, int(k), &beta, C, CUDA_R_16BF, int(m), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    };
+    GemmTc g{d, false, false, false, m, n, k, alpha, beta, A, m, B, k, C, m, g_stream, nullptr, 0};
+    ensure_ws(gemm_tc_wgmma_ws_workspace(g) + 256);
+    g.workspace = g_ws;
+    g.workspace_bytes = g_ws_bytes;
+    auto ours = [&] { gemm_tc_wgmma_ws(g); };
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    static const char *names[] = {"memset", "write kernel", "read kernel", "memset+empty", "memset+memset4"};
+    for (int how = 0; how < 5; ++how) {
+        std::vector<float> t[2];
+        for (int i = 0; i < reps; ++i)
+            for (int w = 0; w < 2; ++w) {
+                const int v = (i & 1) ? 1 - w : w;  // alternate which goes first
+                v == 0 ? ours() : cub();
+                start_call(how);
+                CK(cudaEventRecord(a, g_stream));
+                v == 0 ? ours() : cub();
+                CK(cudaEventRecord(b, g_stream));
+                CK(cudaEventSynchronize(b));
+                float ms;
+                CK(cudaEventElapsedTime(&ms, a, b));
+                t[v].push_back(ms * 1e3f);
+            }
+        float med[2], mean[2];
+        for (int v = 0; v < 2; ++v) {
+            std::vector<float> s = t[v];
+            std::sort(s.begin(), s.end());
+            double sum = 0;
+            for (float x : s) sum += x;
+            med[v] = median(s);
+            mean[v] = float(sum / s.size());
+            const float lo = s[s.size() / 10];
+            size_t slow = 0;
+            for (float x : s) slow += x > lo + 0.5f;
+            std::printf("noise %-13s %-7s median %6.3f mean %6.3f p10 %6.3f p25 %6.3f p75 %6.3f p90 %6.3f  slow %3zu%%\n",
+                        names[how], v == 0 ? "ours" : "cublas", med[v], mean[v], lo, s[s.size() / 4],
+                        s[s.size() * 3 / 4], s[s.size() * 9 / 10], 100 * slow / s.size());
+        }
+        std::printf("noise %-13s ratio of medians %.3f, of means %.3f\n", names[how], med[1] / med[0], mean[1] / mean[0]);
+        for (int v = 0; v < 2; ++v) {  // which calls were slow, in order
+            std::vector<float> srt = t[v];
+            std::sort(srt.begin(), srt.end());
+            const float lo = srt[srt.size() / 10];
+            std::printf("noise seq %-13s %-7s ", names[how], v == 0 ? "ours" : "cublas");
+            for (size_t i = 0; i < t[v].size() && i < 100; ++i) std::printf("%c", t[v][i] > lo + 0.5f ? 'S' : '.');
+            std::printf("\n");
+        }
+        if (how == 0) {  // the distribution, 0.1 us bins
+            for (int v = 0; v < 2; ++v) {
+                std::printf("noise hist %s:", v == 0 ? "ours" : "cublas");
+                std::vector<int> bins(40, 0);
+                const float base = std::floor(*std::min_element(t[v].begin(), t[v].end()) * 10) / 10;
+                for (float x : t[v]) bins[std::min(39, int((x - base) * 10))]++;
+                std::printf(" from %.1f:", base);
+                for (int c : bins) std::printf(" %d", c);
+                std::printf("\n");
+            }
+        }
+        std::fflush(stdout);
+    }
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(b));
+    cudaFree(A);
+    cudaFree(B);
+    cudaFree(C);
+    CB(cublasDestroy(g_cublas));
+}
+
 static void run_timing() {
     CB(cublasCreate(&g_cublas));
     for (Dtype d : {Dtype::BF16, Dtype::F16}) {
@@ -561,6 +745,10 @@ int main(int argc, char **argv) {
         time_shape(Dtype(std::atoi(argv[2])), std::atoll(argv[3]), std::atoll(argv[4]), std::atoll(argv[5]),
                    std::atoi(argv[6]) != 0, std::atoi(argv[7]) != 0, std::atoll(argv[8]), false);
         CB(cublasDestroy(g_cublas));
+        return 0;
+    }
+    if (what == "noise") {
+        run_noise(argc > 2 ? std::atoi(argv[2]) : 300, argc > 3 ? std::atoi(argv[3]) : 0);
         return 0;
     }
     if (what == "check" || what == "all") {
