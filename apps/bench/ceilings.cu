@@ -65,7 +65,14 @@ cudaError_t launch_copy_smem_as(const void *src, void *dst, int64_t rows, int64_
     return cudaGetLastError();
 }
 
+__global__ void settle_kernel() {}
+
 }  // namespace
+
+cudaError_t launch_settle(cudaStream_t stream) {
+    settle_kernel<<<1, 32, 0, stream>>>();
+    return cudaGetLastError();
+}
 
 cudaError_t launch_copy(const void *src, void *dst, size_t bytes, cudaStream_t stream) {
     if ((reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) % 16 != 0) return cudaErrorInvalidValue;

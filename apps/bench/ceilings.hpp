@@ -13,6 +13,10 @@
 
 namespace gpk_bench {
 
+// An empty kernel of one block: queued between the L2 flush and a timed call's start
+// event (harness.cpp says why).
+cudaError_t launch_settle(cudaStream_t stream);
+
 // dst = src, `bytes` bytes, as a grid-stride loop of 16-byte loads and stores
 // (both pointers 16-byte aligned, as cudaMalloc's are). Every byte is read once
 // and written once, fully coalesced: the bandwidth roof for a transpose.

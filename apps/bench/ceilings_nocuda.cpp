@@ -5,6 +5,8 @@
 
 namespace gpk_bench {
 
+cudaError_t launch_settle(cudaStream_t) { return cudaErrorNoDevice; }
+
 cudaError_t launch_copy(const void *, void *, size_t, cudaStream_t) { return cudaErrorNoDevice; }
 
 cudaError_t launch_copy_smem(const void *, void *, int64_t, int64_t, size_t, cudaStream_t) {
