@@ -395,7 +395,7 @@ int main(int argc, char **argv) {
             std::printf(" (more, up to %d, where %d take less than %g ms)", run.short_repeat, run.repeat, run.min_timed_ms);
         std::printf(" (median; the variants' calls in turns, each turn in a random order), %s\n",
                     env->pinned ? "arrays in pinned host memory (staged), steady clock around each call, no L2 flush"
-                    : env->cuda ? "CUDA events, L2 flushed before each"
+                    : env->cuda ? "CUDA events, L2 flushed before each (then a one-block kernel)"
                                 : "steady clock");
 
         std::vector<CaseResult> results;

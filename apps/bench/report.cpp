@@ -150,7 +150,9 @@ bool write_json(const std::string &path, const RunInfo &info, const std::vector<
         .field("memory", info.memory)
         .field("timing", info.memory == "device" ? "cuda events" : "steady clock")
         .field("order", "shuffled turns")
-        .field("l2_flush_bytes", static_cast<uint64_t>(info.l2_flush_bytes));
+        .field("l2_flush_bytes", static_cast<uint64_t>(info.l2_flush_bytes))
+        // What runs between the flush and each timed call (harness.cpp, Timer::time).
+        .field("after_flush", info.l2_flush_bytes > 0 ? "one-block kernel" : static_cast<const char *>(nullptr));
     json.begin_array("results");
     for (const CaseResult &r : results) {
         bool kinds = r.has_ceilings;
