@@ -386,8 +386,8 @@ static float median(std::vector<float> v) {
 // same clocks and temperature.
 // Every timed call starts with L2 holding none of its operands, as in gpk-bench: a
 // write over a buffer larger than L2 is queued ahead of the start event, then a kernel
-// of one empty block (the flush right before the start event delays some calls by
-// about a microsecond, as the noise mode shows).
+// of one empty block (right after the flush some calls meet a delay that others do
+// not, as the noise mode shows).
 static void *g_flush = nullptr;
 constexpr size_t kFlushBytes = size_t(256) << 20;
 __global__ void empty_kernel() {}

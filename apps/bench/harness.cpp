@@ -12,14 +12,15 @@
 // while after it was idle and fall once a long run meets the power cap, so a block of
 // calls carries the clock its place in the order met, and the order alone would move
 // the ratios between rows. In turns every variant meets the same drift. The order
-// inside a turn counts too: where calls take microseconds, some calls take about a
-// microsecond longer than the others, whichever kernel they run, and which ones follows
-// the pattern of the turns, so a fixed order (or one rotated by a place each turn) gave
+// inside a turn counts too: where calls take microseconds, some calls meet a fixed
+// delay that others do not, whichever kernel they run, and which ones follows the
+// pattern of the turns, so a fixed order (or one rotated by a place each turn) gave
 // the same kernel different medians in different rows (docs/PERFORMANCE.md, section
 // "gpk-bench: the order inside a turn"). So each turn runs its variants in an order
 // drawn at random, and every variant meets that delay as often as the others. The
-// delay follows the L2 flush, and a one-block kernel queued after the flush now spares
-// nearly every call of it (Timer::time); the order stays random for what remains.
+// delay comes with starting right after the L2 flush, and a one-block kernel queued
+// after the flush (Timer::time) spares nearly every call of it; the order stays random
+// for what remains.
 // Each timed call follows an untimed one of the same variant (time_in_turns).
 //
 // With --memory pinned the arrays are pinned host memory: each call is staged
@@ -83,10 +84,10 @@ public:
             return st;
         }
         // Queued ahead of the start event, so the flush is not part of the time. Then a
-        // kernel of one empty block: a call that starts right after the flush, a
-        // whole-GPU operation, takes about a microsecond longer in some calls than in
-        // others, how often depending on the kernel it launches (docs/PERFORMANCE.md,
-        // section "gpk-bench: after the flush"); after a small kernel, nearly never.
+        // kernel of one empty block: calls that start right after the flush, a
+        // whole-GPU operation, meet a delay in some calls and not in others, how often
+        // depending on the kernel launched (docs/PERFORMANCE.md, section "gpk-bench:
+        // after the flush"); after a small kernel, nearly never.
         check_cuda(cudaMemsetAsync(env_.l2_flush, 0, env_.l2_flush_bytes, env_.stream), "cudaMemsetAsync (L2 flush)");
         check_cuda(launch_settle(env_.stream), "the kernel after the L2 flush");
         check_cuda(cudaEventRecord(start_, env_.stream), "cudaEventRecord");
