@@ -178,15 +178,19 @@ int prepare(Env &env, Case &c, const RunOptions &opt, Timer &timer, Row &row) {
     // the untimed call before each timed one (time_in_turns) gives the steady state.
     row.time_boxed = first_call_s > opt.time_box_s;
     if (row.time_boxed) return std::min(opt.repeat, opt.time_boxed_repeat);
-    // Short calls: a timed call (after the checked one, as in the turns) sizes the
-    // row's count; where it is short, the least of three, since one can come out slow.
+    // Short calls: timed calls (after the checked one, as in the turns) size the row's
+    // count, the least of three, since one can come out slow, and a short row sized by
+    // a slow one alone would time fewer calls than the rows beside it
+    // (docs/PERFORMANCE.md, section "How the figures are taken"). A first call long by
+    // a wide margin decides alone.
     double ms = 0;
-    if (opt.min_timed_ms <= 0 || timer.time(c, &ms) != GPK_SUCCESS || ms * opt.repeat >= opt.min_timed_ms)
+    if (opt.min_timed_ms <= 0 || timer.time(c, &ms) != GPK_SUCCESS || ms * opt.repeat >= 4 * opt.min_timed_ms)
         return opt.repeat;
     for (int i = 0; i < 2; ++i) {
         double again = 0;
         if (timer.time(c, &again) == GPK_SUCCESS) ms = std::min(ms, again);
     }
+    if (ms * opt.repeat >= opt.min_timed_ms) return opt.repeat;
     return ms > 0 ? static_cast<int>(std::min<double>(opt.short_repeat, std::ceil(opt.min_timed_ms / ms)))
                   : opt.short_repeat;
 }
