@@ -165,11 +165,11 @@ bool leads(int64_t m, int64_t n, int64_t k, bool ta = false, bool tb = false, Dt
 }
 
 void auto_rule() {
-    expect(leads(1024, 1024, 1024), "1024^3: 64 cluster tiles of 128 x 64 on 66 clusters");
-    expect(leads(1024, 1024, 256) && leads(1024, 1024, 512, true), "1024^2 with k from 256 to 1024: 128 x 64 tiles");
-    expect(!leads(1024, 1024, 1536) && !leads(1024, 1024, 2048) && !leads(1024, 1024, 4096, true) &&
-               !leads(1024, 1024, 8192),
-           "1024^2 with longer k: 128 x 64 tiles, behind cuBLAS");
+    expect(leads(1024, 1024, 768), "1024^2 x 768: 64 cluster tiles of 128 x 64 on 66 clusters");
+    expect(leads(1024, 1024, 256) && leads(1024, 1024, 512, true), "1024^2 with k from 256 to 768: 128 x 64 tiles");
+    expect(!leads(1024, 1024, 1024) && !leads(1024, 1024, 1024, true, false, Dtype::F16) && !leads(1024, 1024, 1536) &&
+               !leads(1024, 1024, 2048) && !leads(1024, 1024, 4096, true) && !leads(1024, 1024, 8192),
+           "1024^2 with k from 1024: 128 x 64 tiles, level with cuBLAS or behind");
     expect(leads(2048, 1024, 4096) && leads(1024, 2048, 1024), "128 x 128 tiles, long k included");
     expect(leads(2048, 2048, 2048) && leads(4096, 4096, 4096) && leads(6144, 6144, 6144) && leads(8192, 8192, 8192),
            "2048^3, 4096^3, 6144^3, 8192^3: whole waves of 128 x 256 tiles, nearly");
@@ -185,10 +185,10 @@ void auto_rule() {
     expect(!leads(8192, 8192, 128), "k below 256");
     expect(!leads(512, 512, 512) && !leads(1000, 4096, 4096) && !leads(4096, 1000, 4096), "m or n below 1024");
     // Other GPUs: a single cluster slot (or a count the device could not give) runs
-    // every wave full; on 1000 SMs the 64 cluster tiles of 1024^3 fill an eighth of one.
+    // every wave full; on 1000 SMs the 64 cluster tiles of 1024^2 x 512 fill an eighth of one.
     expect(leads(3072, 3072, 3072, false, false, Dtype::BF16, 2) && leads(3072, 3072, 3072, false, false, Dtype::BF16, 0),
            "one cluster at a time: every wave full");
-    expect(!leads(1024, 1024, 1024, false, false, Dtype::BF16, 1000), "1024^3 on 1000 SMs: one wave, mostly idle");
+    expect(!leads(1024, 1024, 512, false, false, Dtype::BF16, 1000), "1024^2 x 512 on 1000 SMs: one wave, mostly idle");
 }
 
 }  // namespace

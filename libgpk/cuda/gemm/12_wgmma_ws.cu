@@ -669,7 +669,7 @@ gpk_status gemm_wgmma_ws(gpk_context &ctx, const GemmArgs &args) {
 // transposed (both MN-major, the layout whose TF32 kernel cuBLAS runs slowest) from
 // 2048 up in m, n and k. Elsewhere cuBLAS keeps the call: aligned 16-bit calls that
 // leave clusters idle in a last wave, are small, or run near 1024 x 1024 with k above
-// 1024, and TF32 in the other layouts.
+// 768, and TF32 in the other layouts.
 gpk_status gemm_wgmma_ws_leads(gpk_context &ctx, const GemmArgs &args, const char **why_not) {
     *why_not = nullptr;
     const auto es = static_cast<int64_t>(dtype_size(args.dtype));
@@ -679,7 +679,7 @@ gpk_status gemm_wgmma_ws_leads(gpk_context &ctx, const GemmArgs &args, const cha
     if (!aligned(args.A, args.lda) || !aligned(args.B, args.ldb)) return GPK_SUCCESS;
     if (is_16bit(args.dtype)) {
         *why_not = "with 16-byte aligned 16-bit operands, cuBLAS measured ahead where this rung's tiles leave "
-                   "SMs idle, at small sizes, and near 1024 x 1024 with k above 1024";
+                   "SMs idle, at small sizes, and near 1024 x 1024 with k above 768";
         tc::Dtype dtype{};
         const char *no_dtype = nullptr;
         tc::Normal nf{};

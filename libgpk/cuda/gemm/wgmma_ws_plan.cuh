@@ -72,14 +72,14 @@ inline int64_t grid_clusters(int64_t pairs, int64_t fit) {
 // slots of the waves they need, in plain (not ping-pong) tiles, with m and n from 1024
 // and k from 256, the ranges measured. There it measured level with cuBLAS or ahead;
 // where a last, partial wave leaves clusters idle, cuBLAS's kernels, which split such
-// shapes finer, led clearly. The 64-wide tiles (m and n near 1024) only up to k = 1024:
+// shapes finer, led clearly. The 64-wide tiles (m and n near 1024) only up to k = 768:
 // their main loop has L2 serve more per k-tile than cuBLAS's kernel of the same tile
-// size, which shares the 128-row tile across its cluster, and with longer k that
+// size, which shares the 128-row tile across its cluster, and from k = 1024 on that
 // outweighs what they gain at the start (docs/PERFORMANCE.md, section "Auto: gemm").
 inline bool leads_aligned_16bit(const Normal &nf, int sms) {
     if (nf.P < 1024 || nf.Q < 1024 || nf.K < 256) return false;
     const int mode = tile_config(nf, sms);
-    if (mode == 3 || (mode == 4 && nf.K > 1024)) return false;
+    if (mode == 3 || (mode == 4 && nf.K > 768)) return false;
     const int64_t pairs = cluster_tiles(nf, tile_width(mode));
     const int64_t fit = sms / CLUSTER < 1 ? 1 : sms / CLUSTER;
     return 10 * pairs >= 9 * waves(pairs, fit) * fit;
