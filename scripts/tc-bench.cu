@@ -382,20 +382,55 @@ static float median(std::vector<float> v) {
     return v[v.size() / 2];
 }
 
+// How a timed call starts: the flush and what follows it, one way for the timings below
+// and several for the noise mode.
+static void *g_flush = nullptr;
+constexpr size_t kFlushBytes = size_t(256) << 20;
+__global__ void empty_kernel() {}
+__global__ void flush_write(uint4 *p, size_t n) {
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+        p[i] = make_uint4(1, 2, 3, 4);
+}
+// A flush that reads instead of writing: L2 is left holding clean lines.
+__global__ void flush_read(const uint4 *p, size_t n, unsigned *out) {
+    unsigned s = 0;
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+        const uint4 v = p[i];
+        s ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (s == 0x12345678u) *out = s;
+}
+static cudaStream_t g_stream = nullptr;
+constexpr int kFlushThenKernel = 3;  // the start every timed call of this program makes
+// What runs between the untimed and the timed call: the flush as memset (gpk-bench's),
+// as a kernel that writes, as one that reads, the memset and an empty one-block kernel,
+// the memset and a 4-byte memset.
+static void start_call(int how) {
+    if (!g_flush) CK(cudaMalloc(&g_flush, kFlushBytes + 256));
+    auto *u = static_cast<uint4 *>(g_flush);
+    const size_t n = kFlushBytes / sizeof(uint4);
+    switch (how) {
+        case 0: CK(cudaMemsetAsync(g_flush, 0, kFlushBytes, g_stream)); break;
+        case 1: flush_write<<<132 * 8, 512, 0, g_stream>>>(u, n); break;
+        case 2: flush_read<<<132 * 8, 512, 0, g_stream>>>(u, n, reinterpret_cast<unsigned *>(static_cast<char *>(g_flush) + kFlushBytes)); break;
+        case kFlushThenKernel:
+            CK(cudaMemsetAsync(g_flush, 0, kFlushBytes, g_stream));
+            empty_kernel<<<1, 32, 0, g_stream>>>();
+            break;
+        case 4:
+            CK(cudaMemsetAsync(g_flush, 0, kFlushBytes, g_stream));
+            CK(cudaMemsetAsync(static_cast<char *>(g_flush) + kFlushBytes, 0, 4, g_stream));
+            break;
+    }
+}
+
 // Median times of f and g, measured alternately (f, g, f, g, ...) so that both see the
 // same clocks and temperature.
 // Every timed call starts with L2 holding none of its operands, as in gpk-bench: a
 // write over a buffer larger than L2 is queued ahead of the start event, then a kernel
 // of one empty block (right after the flush some calls meet a delay that others do
 // not, as the noise mode shows).
-static void *g_flush = nullptr;
-constexpr size_t kFlushBytes = size_t(256) << 20;
-__global__ void empty_kernel() {}
-static void flush_l2() {
-    if (!g_flush) CK(cudaMalloc(&g_flush, kFlushBytes + 256));
-    CK(cudaMemsetAsync(g_flush, 0, kFlushBytes));
-    empty_kernel<<<1, 32>>>();
-}
+static void flush_l2() { start_call(kFlushThenKernel); }
 
 template <class F, class G>
 static void time_pair(F &&f, G &&g, float *tf, float *tg, int reps = 15) {
@@ -528,39 +563,8 @@ static void time_shape(Dtype d, int64_t m, int64_t n, int64_t k, bool ta, bool t
 // ---- noise: how the way L2 is flushed shapes single-call timings at one shape --------
 // For each way of starting a timed call, the rung's own choice and cublasGemmEx timed
 // alternately, and the spread of each: where calls fall into two groups a fixed time
-// apart, the median of each row lands in either group, and a ratio of medians moves.
-__global__ void flush_write(uint4 *p, size_t n) {
-    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-        p[i] = make_uint4(1, 2, 3, 4);
-}
-// A flush that reads instead of writing: L2 is left holding clean lines.
-__global__ void flush_read(const uint4 *p, size_t n, unsigned *out) {
-    unsigned s = 0;
-    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-        const uint4 v = p[i];
-        s ^= v.x ^ v.y ^ v.z ^ v.w;
-    }
-    if (s == 0x12345678u) *out = s;
-}
-static cudaStream_t g_stream = nullptr;
-// What runs between the untimed and the timed call: the flush as memset (gpk-bench's),
-// as a kernel that writes, as one that reads, the memset and an empty one-block kernel,
-// the memset and a 4-byte memset.
-static void start_call(int how) {
-    if (!g_flush) CK(cudaMalloc(&g_flush, kFlushBytes + 256));
-    auto *u = static_cast<uint4 *>(g_flush);
-    const size_t n = kFlushBytes / sizeof(uint4);
-    switch (how) {
-        case 0: CK(cudaMemsetAsync(g_flush, 0, kFlushBytes, g_stream)); break;
-        case 1: flush_write<<<132 * 8, 512, 0, g_stream>>>(u, n); break;
-        case 2: flush_read<<<132 * 8, 512, 0, g_stream>>>(u, n, reinterpret_cast<unsigned *>(static_cast<char *>(g_flush) + kFlushBytes)); break;
-        case 3: CK(cudaMemsetAsync(g_flush, 0, kFlushBytes, g_stream)); empty_kernel<<<1, 32, 0, g_stream>>>(); break;
-        case 4:
-            CK(cudaMemsetAsync(g_flush, 0, kFlushBytes, g_stream));
-            CK(cudaMemsetAsync(static_cast<char *>(g_flush) + kFlushBytes, 0, 4, g_stream));
-            break;
-    }
-}
+// apart, the median of each row lands in either group, and a ratio of medians moves
+// (the ways: start_call, above).
 
 // The launch attributes of cuBLAS's kernel at BF16 1024^3 NN, read from a graph that
 // captured the call: what it asks of the launch that a plain launch does not.
@@ -652,15 +656,15 @@ static void run_noise(int reps, int use_stream) {
                 CK(cudaEventElapsedTime(&ms, a, b));
                 t[v].push_back(ms * 1e3f);
             }
-        float med[2], mean[2];
+        float med[2], mean[2], lo10[2];
         for (int v = 0; v < 2; ++v) {
             std::vector<float> s = t[v];
             std::sort(s.begin(), s.end());
             double sum = 0;
             for (float x : s) sum += x;
-            med[v] = median(s);
+            med[v] = s[s.size() / 2];
             mean[v] = float(sum / s.size());
-            const float lo = s[s.size() / 10];
+            const float lo = lo10[v] = s[s.size() / 10];
             size_t slow = 0;
             for (float x : s) slow += x > lo + 0.5f;
             std::printf("noise %-13s %-7s median %6.3f mean %6.3f p10 %6.3f p25 %6.3f p75 %6.3f p90 %6.3f  slow %3zu%%\n",
@@ -669,11 +673,8 @@ static void run_noise(int reps, int use_stream) {
         }
         std::printf("noise %-13s ratio of medians %.3f, of means %.3f\n", names[how], med[1] / med[0], mean[1] / mean[0]);
         for (int v = 0; v < 2; ++v) {  // which calls were slow, in order
-            std::vector<float> srt = t[v];
-            std::sort(srt.begin(), srt.end());
-            const float lo = srt[srt.size() / 10];
             std::printf("noise seq %-13s %-7s ", names[how], v == 0 ? "ours" : "cublas");
-            for (size_t i = 0; i < t[v].size() && i < 100; ++i) std::printf("%c", t[v][i] > lo + 0.5f ? 'S' : '.');
+            for (size_t i = 0; i < t[v].size() && i < 100; ++i) std::printf("%c", t[v][i] > lo10[v] + 0.5f ? 'S' : '.');
             std::printf("\n");
         }
         if (how == 0) {  // the distribution, 0.1 us bins
