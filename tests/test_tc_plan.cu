@@ -191,6 +191,42 @@ void auto_rule() {
     expect(!leads(1024, 1024, 512, false, false, Dtype::BF16, 1000), "1024^2 x 512 on 1000 SMs: one wave, mostly idle");
 }
 
+// "auto" and aligned TF32 calls on 132 SMs (column-major: ta, tb as the call's ops).
+bool leads_tf32(int64_t m, int64_t n, int64_t k, bool ta, bool tb, int sms = 132) {
+    return ws12::leads_aligned_tf32(normal(Dtype::TF32, ta, tb, m, n, k, 0), sms);
+}
+
+void tf32_rule() {
+    // NT (both operands MN-major): from 2048 in m, n and k, whatever the shape.
+    expect(leads_tf32(2048, 2048, 2048, false, true) && leads_tf32(8192, 8192, 8192, false, true) &&
+               leads_tf32(3072, 3072, 3072, false, true),
+           "NT from 2048 up");
+    expect(!leads_tf32(1024, 1024, 1024, false, true) && !leads_tf32(4096, 1024, 4096, false, true) &&
+               !leads_tf32(4096, 4096, 1024, false, true),
+           "NT below 2048 in m, n or k");
+    // NN: k from 1024 to half of the smaller of m and n, where the tiles fill the waves.
+    expect(leads_tf32(2048, 2048, 1024, false, false) && leads_tf32(4096, 4096, 2048, false, false) &&
+               leads_tf32(8192, 8192, 4096, false, false) && leads_tf32(16384, 16384, 2048, false, false) &&
+               leads_tf32(6144, 6144, 3072, false, false) && leads_tf32(12288, 12288, 4096, false, false),
+           "NN with k up to half of m and n: measured 1.04x-1.21x");
+    expect(leads_tf32(2048, 16384, 1024, false, false) && leads_tf32(16384, 2048, 1024, false, false) &&
+               leads_tf32(4096, 8192, 2048, false, false) && leads_tf32(8192, 4096, 2048, false, false),
+           "NN oblong shapes measured ahead");
+    expect(!leads_tf32(4096, 4096, 4096, false, false) && !leads_tf32(8192, 8192, 8192, false, false) &&
+               !leads_tf32(2048, 2048, 2048, false, false) && !leads_tf32(8192, 8192, 6144, false, false),
+           "NN with k above half of m or n: cuBLAS's 128 x 256 kernel, level");
+    expect(!leads_tf32(8192, 8192, 512, false, false) && !leads_tf32(8192, 8192, 256, false, false) &&
+               !leads_tf32(1024, 1024, 512, false, false),
+           "NN below 1024 in k or 2048 in m and n");
+    expect(!leads_tf32(3072, 3072, 1024, false, false) && !leads_tf32(5120, 5120, 2048, false, false) &&
+               !leads_tf32(2560, 2560, 1024, false, false),
+           "NN where a last, partial wave leaves clusters idle (3072^2 x 1024 measured 0.88x)");
+    // TN and TT: cuBLAS keeps them.
+    expect(!leads_tf32(8192, 8192, 2048, true, false) && !leads_tf32(4096, 4096, 2048, true, false) &&
+               !leads_tf32(8192, 8192, 2048, true, true) && !leads_tf32(4096, 4096, 1024, true, true),
+           "TN and TT stay with cuBLAS");
+}
+
 }  // namespace
 
 int main() {
@@ -199,6 +235,7 @@ int main() {
     walks();
     grid();
     auto_rule();
+    tf32_rule();
     std::printf("test_tc_plan: %d checks, %d failed\n", checks, failures);
     return failures == 0 ? 0 : 1;
 }

@@ -67,20 +67,50 @@ inline int64_t grid_clusters(int64_t pairs, int64_t fit) {
     return w > 1 ? (pairs + w - 1) / w : pairs;
 }
 
+// Whether tiles `bq` wide keep the persistent grid's clusters busy on a GPU of `sms`
+// SMs: at least 90 % of the cluster slots of the waves they need. Where a last, partial
+// wave leaves clusters idle, cuBLAS's kernels, which split such shapes finer, led
+// clearly (docs/PERFORMANCE.md, section "Auto: gemm").
+inline bool fills_waves(const Normal &nf, int bq, int sms) {
+    const int64_t pairs = cluster_tiles(nf, bq);
+    const int64_t fit = sms / CLUSTER < 1 ? 1 : sms / CLUSTER;
+    return 10 * pairs >= 9 * waves(pairs, fit) * fit;
+}
+
 // Whether "auto" hands an aligned 16-bit call to this rung on a GPU of `sms` SMs: where
-// its tiles keep the persistent grid's clusters busy, at least 90 % of the cluster
-// slots of the waves they need, in plain (not ping-pong) tiles, with m and n from 1024
-// and k from 256, the ranges measured. There it measured level with cuBLAS or ahead;
-// where a last, partial wave leaves clusters idle, cuBLAS's kernels, which split such
-// shapes finer, led clearly. The 64-wide tiles (m and n near 1024) only up to k = 768:
-// their main loop has L2 serve more per k-tile than cuBLAS's kernel of the same tile
-// size, which shares the 128-row tile across its cluster, and from k = 1024 on that
-// outweighs what they gain at the start (docs/PERFORMANCE.md, section "Auto: gemm").
+// its tiles fill the waves (fills_waves), in plain (not ping-pong) tiles, with m and n
+// from 1024 and k from 256, the ranges measured. There it measured level with cuBLAS or
+// ahead. The 64-wide tiles (m and n near 1024) only up to k = 768: their main loop has
+// L2 serve more per k-tile than cuBLAS's kernel of the same tile size, which shares the
+// 128-row tile across its cluster, and from k = 1024 on that outweighs what they gain at
+// the start (docs/PERFORMANCE.md, section "Auto: gemm").
 inline bool leads_aligned_16bit(const Normal &nf, int sms) {
     if (nf.P < 1024 || nf.Q < 1024 || nf.K < 256) return false;
     const int mode = tile_config(nf, sms);
     if (mode == 3 || (mode == 4 && nf.K > 768)) return false;
-    const int64_t pairs = cluster_tiles(nf, tile_width(mode));
-    const int64_t fit = sms / CLUSTER < 1 ? 1 : sms / CLUSTER;
-    return 10 * pairs >= 9 * waves(pairs, fit) * fit;
+    return fills_waves(nf, tile_width(mode), sms);
+}
+
+// Whether "auto" hands an aligned F32 call in GPK_MATH_TF32 to this rung on a GPU of
+// `sms` SMs, from its normal form (X = op(B)^T, Y = op(A)), in the two layouts where
+// cuBLAS's TF32 kernels measured behind (docs/PERFORMANCE.md, section "Auto: gemm"):
+// * A not transposed and B transposed (both MN-major), from 2048 up in m, n and k:
+//   cuBLAS's kernel for that layout runs well below its others.
+// * Neither transposed, with m and n from 2048 and k from 1024 up to half the smaller of
+//   the two, where this rung's tiles fill the waves: for such short products cuBLAS
+//   runs a kernel of 128 x 128 tiles that splits k. Where k reaches m or n it runs its
+//   128 x 256 tiles instead, level with this rung, and keeps the call.
+// In the other layouts, and below these sizes, cuBLAS measured level or ahead.
+inline bool leads_aligned_tf32(const Normal &nf, int sms) {
+    if (nf.Y.kmajor) return false;  // A transposed: TN or TT
+    if (!nf.X.kmajor) return nf.P >= 2048 && nf.Q >= 2048 && nf.K >= 2048;
+    if (nf.P < 2048 || nf.Q < 2048 || nf.K < 1024 || 2 * nf.K > (nf.P < nf.Q ? nf.P : nf.Q)) return false;
+    // The tiles run() takes: those of the oriented form, 128 x 256 for ping-pong ones
+    // when X is read into registers.
+    Normal o{};
+    bool swapped = false;
+    orient(nf, &o, &swapped, 4);
+    int mode = tile_config(o, sms);
+    if (mode == 3 && !o.X.kmajor) mode = 1;
+    return fills_waves(o, tile_width(mode), sms);
 }
