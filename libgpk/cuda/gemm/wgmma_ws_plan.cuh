@@ -98,8 +98,8 @@ inline bool leads_aligned_16bit(const Normal &nf, int sms) {
 //   cuBLAS's kernel for that layout runs well below its others.
 // * Neither transposed, with m and n from 2048 and k from 1024 up to half the smaller of
 //   the two, where this rung's tiles fill the waves: for such short products cuBLAS
-//   runs a kernel of 128 x 128 tiles that splits k. Where k reaches m or n it runs its
-//   128 x 256 tiles instead, level with this rung, and keeps the call.
+//   runs a kernel of 128 x 128 tiles that splits k. With k as large as m and n it runs
+//   128 x 256 tiles, level with this rung; above half of m or n the call stays with it.
 // In the other layouts, and below these sizes, cuBLAS measured level or ahead.
 inline bool leads_aligned_tf32(const Normal &nf, int sms) {
     if (nf.Y.kmajor) return false;  // A transposed: TN or TT
