@@ -197,13 +197,16 @@ bool leads_tf32(int64_t m, int64_t n, int64_t k, bool ta, bool tb, int sms = 132
 }
 
 void tf32_rule() {
-    // NT (both operands MN-major): from 2048 in m, n and k, whatever the shape.
+    // NT (both operands MN-major): m and n from 2048, k from 512, whatever the waves.
     expect(leads_tf32(2048, 2048, 2048, false, true) && leads_tf32(8192, 8192, 8192, false, true) &&
-               leads_tf32(3072, 3072, 3072, false, true),
-           "NT from 2048 up");
+               leads_tf32(3072, 3072, 3072, false, true) && leads_tf32(5120, 5120, 5120, false, true),
+           "NT cubes from 2048 up, partial waves included");
+    expect(leads_tf32(4096, 4096, 1024, false, true) && leads_tf32(3072, 3072, 1024, false, true) &&
+               leads_tf32(8192, 8192, 512, false, true) && leads_tf32(2048, 8192, 1024, false, true),
+           "NT with short k");
     expect(!leads_tf32(1024, 1024, 1024, false, true) && !leads_tf32(4096, 1024, 4096, false, true) &&
-               !leads_tf32(4096, 4096, 1024, false, true),
-           "NT below 2048 in m, n or k");
+               !leads_tf32(1024, 4096, 4096, false, true) && !leads_tf32(4096, 4096, 256, false, true),
+           "NT below 2048 in m or n, or below 512 in k");
     // NN: k from 1024 to half of the smaller of m and n, where the tiles fill the waves.
     expect(leads_tf32(2048, 2048, 1024, false, false) && leads_tf32(4096, 4096, 2048, false, false) &&
                leads_tf32(8192, 8192, 4096, false, false) && leads_tf32(16384, 16384, 2048, false, false) &&

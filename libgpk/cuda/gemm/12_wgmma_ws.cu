@@ -665,9 +665,9 @@ gpk_status gemm_wgmma_ws(gpk_context &ctx, const GemmArgs &args) {
 // "Auto: gemm". Operands whose pointer or leading dimension is not a whole number of
 // 16-byte vectors: cuBLAS leaves its fast kernels there, while this rung packs them in
 // O(n^2) and keeps its speed. Aligned 16-bit calls whose tiles fill the persistent
-// grid's waves (ws12::leads_aligned_16bit). Aligned TF32 calls with A not transposed:
-// large ones with B transposed, and those with B not transposed, k from 1024 to half of
-// m and n and tiles that fill the waves (ws12::leads_aligned_tf32). Elsewhere cuBLAS
+// grid's waves (ws12::leads_aligned_16bit). Aligned TF32 calls with A not transposed,
+// m and n from 2048: with B transposed and k from 512, and with B not transposed, k
+// from 1024 to half of m and n and tiles that fill the waves (ws12::leads_aligned_tf32). Elsewhere cuBLAS
 // keeps the call: aligned 16-bit calls that leave clusters idle in a last wave, are
 // small, or run near 1024 x 1024 with k above 768, and TF32 in the other layouts and
 // shapes.
@@ -681,8 +681,8 @@ gpk_status gemm_wgmma_ws_leads(gpk_context &ctx, const GemmArgs &args, const cha
     const bool half = is_16bit(args.dtype);
     *why_not = half ? "with 16-byte aligned 16-bit operands, cuBLAS measured ahead where this rung's tiles leave "
                       "SMs idle, at small sizes, and near 1024 x 1024 with k above 768"
-                    : "with 16-byte aligned operands in TF32, cuBLAS measured ahead or level except in large NT "
-                      "calls and in NN calls with k from 1024 to half of m and n";
+                    : "with 16-byte aligned operands in TF32, cuBLAS measured ahead or level except in NT calls "
+                      "from 2048 in m and n and in NN calls with k from 1024 to half of m and n";
     tc::Dtype dtype{};
     const char *no_dtype = nullptr;
     tc::Normal nf{};

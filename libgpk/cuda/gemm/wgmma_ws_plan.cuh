@@ -94,8 +94,8 @@ inline bool leads_aligned_16bit(const Normal &nf, int sms) {
 // Whether "auto" hands an aligned F32 call in GPK_MATH_TF32 to this rung on a GPU of
 // `sms` SMs, from its normal form (X = op(B)^T, Y = op(A)), in the two layouts where
 // cuBLAS's TF32 kernels measured behind (docs/PERFORMANCE.md, section "Auto: gemm"):
-// * A not transposed and B transposed (both MN-major), from 2048 up in m, n and k:
-//   cuBLAS's kernel for that layout runs well below its others.
+// * A not transposed and B transposed (both MN-major), m and n from 2048 and k from
+//   512: cuBLAS's kernel for that layout runs well below its others.
 // * Neither transposed, with m and n from 2048 and k from 1024 up to half the smaller of
 //   the two, where this rung's tiles fill the waves: for such short products cuBLAS
 //   runs a kernel of 128 x 128 tiles that splits k. With k as large as m and n it runs
@@ -103,7 +103,7 @@ inline bool leads_aligned_16bit(const Normal &nf, int sms) {
 // In the other layouts, and below these sizes, cuBLAS measured level or ahead.
 inline bool leads_aligned_tf32(const Normal &nf, int sms) {
     if (nf.Y.kmajor) return false;  // A transposed: TN or TT
-    if (!nf.X.kmajor) return nf.P >= 2048 && nf.Q >= 2048 && nf.K >= 2048;
+    if (!nf.X.kmajor) return nf.P >= 2048 && nf.Q >= 2048 && nf.K >= 512;
     if (nf.P < 2048 || nf.Q < 2048 || nf.K < 1024 || 2 * nf.K > (nf.P < nf.Q ? nf.P : nf.Q)) return false;
     // The tiles run() takes: those of the oriented form, 128 x 256 for ping-pong ones
     // when X is read into registers.
