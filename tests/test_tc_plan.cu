@@ -207,17 +207,23 @@ void tf32_rule() {
     expect(!leads_tf32(1024, 1024, 1024, false, true) && !leads_tf32(4096, 1024, 4096, false, true) &&
                !leads_tf32(1024, 4096, 4096, false, true) && !leads_tf32(4096, 4096, 256, false, true),
            "NT below 2048 in m or n, or below 512 in k");
-    // NN: k from 1024 to half of the smaller of m and n, where the tiles fill the waves.
+    // NN: k from 1024 to three quarters of the smaller of m and n, where the tiles fill
+    // the waves.
     expect(leads_tf32(2048, 2048, 1024, false, false) && leads_tf32(4096, 4096, 2048, false, false) &&
                leads_tf32(8192, 8192, 4096, false, false) && leads_tf32(16384, 16384, 2048, false, false) &&
                leads_tf32(6144, 6144, 3072, false, false) && leads_tf32(12288, 12288, 4096, false, false),
            "NN with k up to half of m and n: measured ahead");
+    expect(leads_tf32(4096, 4096, 3072, false, false) && leads_tf32(6144, 6144, 4096, false, false) &&
+               leads_tf32(8192, 8192, 4608, false, false) && leads_tf32(8192, 8192, 6144, false, false) &&
+               leads_tf32(2048, 2048, 1536, false, false),
+           "NN with k up to three quarters of m and n: measured ahead or level");
     expect(leads_tf32(2048, 16384, 1024, false, false) && leads_tf32(16384, 2048, 1024, false, false) &&
                leads_tf32(4096, 8192, 2048, false, false) && leads_tf32(8192, 4096, 2048, false, false),
            "NN oblong shapes measured ahead");
     expect(!leads_tf32(4096, 4096, 4096, false, false) && !leads_tf32(8192, 8192, 8192, false, false) &&
-               !leads_tf32(2048, 2048, 2048, false, false) && !leads_tf32(8192, 8192, 6144, false, false),
-           "NN with k above half of m or n: cuBLAS's 128 x 256 kernel, level");
+               !leads_tf32(2048, 2048, 2048, false, false) && !leads_tf32(6144, 6144, 5120, false, false) &&
+               !leads_tf32(4096, 4096, 3584, false, false),
+           "NN with k above three quarters of m or n");
     expect(!leads_tf32(8192, 8192, 512, false, false) && !leads_tf32(8192, 8192, 256, false, false) &&
                !leads_tf32(1024, 1024, 512, false, false),
            "NN below 1024 in k or 2048 in m and n");

@@ -667,7 +667,8 @@ gpk_status gemm_wgmma_ws(gpk_context &ctx, const GemmArgs &args) {
 // O(n^2) and keeps its speed. Aligned 16-bit calls whose tiles fill the persistent
 // grid's waves (ws12::leads_aligned_16bit). Aligned TF32 calls with A not transposed,
 // m and n from 2048: with B transposed and k from 512, and with B not transposed, k
-// from 1024 to half of m and n and tiles that fill the waves (ws12::leads_aligned_tf32). Elsewhere cuBLAS
+// from 1024 to three quarters of m and n and tiles that fill the waves
+// (ws12::leads_aligned_tf32). Elsewhere cuBLAS
 // keeps the call: aligned 16-bit calls that leave clusters idle in a last wave, are
 // small, or run near 1024 x 1024 with k above 768, and TF32 in the other layouts and
 // shapes.
@@ -682,7 +683,7 @@ gpk_status gemm_wgmma_ws_leads(gpk_context &ctx, const GemmArgs &args, const cha
     *why_not = half ? "with 16-byte aligned 16-bit operands, cuBLAS measured ahead where this rung's tiles leave "
                       "SMs idle, at small sizes, and near 1024 x 1024 with k above 768"
                     : "with 16-byte aligned operands in TF32, cuBLAS measured ahead or level except in NT calls "
-                      "from 2048 in m and n and in NN calls with k from 1024 to half of m and n";
+                      "from 2048 in m and n and in NN calls with k from 1024 to three quarters of m and n";
     tc::Dtype dtype{};
     const char *no_dtype = nullptr;
     tc::Normal nf{};

@@ -96,15 +96,16 @@ inline bool leads_aligned_16bit(const Normal &nf, int sms) {
 // cuBLAS's TF32 kernels measured behind (docs/PERFORMANCE.md, section "Auto: gemm"):
 // * A not transposed and B transposed (both MN-major), m and n from 2048 and k from
 //   512: cuBLAS's kernel for that layout runs well below its others.
-// * Neither transposed, with m and n from 2048 and k from 1024 up to half the smaller of
-//   the two, where this rung's tiles fill the waves: for such short products cuBLAS
-//   runs a kernel of 128 x 128 tiles that splits k. With k as large as m and n it runs
-//   128 x 256 tiles, level with this rung; above half of m or n the call stays with it.
+// * Neither transposed, with m and n from 2048 and k from 1024 up to three quarters of
+//   the smaller of the two, where this rung's tiles fill the waves: for many such
+//   products cuBLAS runs a kernel of 128 x 128 tiles that splits k, and where it runs
+//   its 128 x 256 tiles instead the two are level. With k as large as m and n this rung
+//   trails that kernel by a little, and the call stays with cuBLAS.
 // In the other layouts, and below these sizes, cuBLAS measured level or ahead.
 inline bool leads_aligned_tf32(const Normal &nf, int sms) {
     if (nf.Y.kmajor) return false;  // A transposed: TN or TT
     if (!nf.X.kmajor) return nf.P >= 2048 && nf.Q >= 2048 && nf.K >= 512;
-    if (nf.P < 2048 || nf.Q < 2048 || nf.K < 1024 || 2 * nf.K > (nf.P < nf.Q ? nf.P : nf.Q)) return false;
+    if (nf.P < 2048 || nf.Q < 2048 || nf.K < 1024 || 4 * nf.K > 3 * (nf.P < nf.Q ? nf.P : nf.Q)) return false;
     // The tiles run() takes: those of the oriented form, 128 x 256 for ping-pong ones
     // when X is read into registers.
     Normal o{};
