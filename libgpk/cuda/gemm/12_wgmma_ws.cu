@@ -664,14 +664,13 @@ gpk_status gemm_wgmma_ws(gpk_context &ctx, const GemmArgs &args) {
 // "auto" (rungs.def): where this rung leads cuBLAS, per docs/PERFORMANCE.md, section
 // "Auto: gemm". Operands whose pointer or leading dimension is not a whole number of
 // 16-byte vectors: cuBLAS leaves its fast kernels there, while this rung packs them in
-// O(n^2) and keeps its speed. Aligned 16-bit calls whose tiles fill the persistent
-// grid's waves (ws12::leads_aligned_16bit). Aligned TF32 calls with A not transposed,
-// m and n from 2048: with B transposed and k from 512, and with B not transposed, k
-// from 1024 to three quarters of m and n and tiles that fill the waves
-// (ws12::leads_aligned_tf32). Elsewhere cuBLAS
-// keeps the call: aligned 16-bit calls that leave clusters idle in a last wave, are
-// small, or run near 1024 x 1024 with k above 768, and TF32 in the other layouts and
-// shapes.
+// O(n^2) and keeps its speed. Aligned 16-bit calls whose tiles fill the persistent grid's
+// waves (ws12::leads_aligned_16bit). Aligned TF32 calls with A not transposed, m and n
+// from 2048: with B transposed and k from 512, and with B not transposed, k from 1024 to
+// three quarters of m and n and tiles that fill the waves (ws12::leads_aligned_tf32).
+// Elsewhere cuBLAS keeps the call: aligned 16-bit calls that leave clusters idle in a
+// last wave, are small, or run near 1024 x 1024 with k above 768, and TF32 in the other
+// layouts and shapes.
 gpk_status gemm_wgmma_ws_leads(gpk_context &ctx, const GemmArgs &args, const char **why_not) {
     *why_not = nullptr;
     const auto es = static_cast<int64_t>(dtype_size(args.dtype));
