@@ -538,10 +538,7 @@ Result run(const GemmTc &g, const Normal &nf0) {
     int sms = 0;
     e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: querying the device");
-    int mode = tile_mode != 0 ? tile_mode : tile_config(nf, sms);
-    // Ping-pong tiles would hold four sets of X fragments per warpgroup (two m64 blocks,
-    // double-buffered): 128 x 256 instead.
-    if (mode == 3 && !pr.xk && sizeof(T) == 4) mode = 1;
+    const int mode = tiles_taken(tile_mode != 0 ? tile_mode : tile_config(nf, sms), pr.xk, sizeof(T));
     if (mode == 1) return run_tiles<T, 256, false>(g, nf, pr, td, dev);
     if (mode == 2) return run_tiles<T, 128, false>(g, nf, pr, td, dev);
     if (mode == 4) return run_tiles<T, 64, false>(g, nf, pr, td, dev);

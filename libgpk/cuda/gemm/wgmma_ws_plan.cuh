@@ -55,6 +55,12 @@ inline int tile_config(const Normal &nf, int sms) {
     return c64 < c128 && c64 < c256 ? 4 : c128 < c256 ? 2 : 1;
 }
 
+// The tile configuration that runs for configuration `mode` when X is k-major (`xk`) or
+// not, in elements of `esize` bytes: an F32 call with X read into registers takes
+// 128 x 256 tiles for ping-pong ones, whose four sets of X fragments per warpgroup (two
+// m64 blocks, double-buffered) would not fit in its registers.
+inline int tiles_taken(int mode, bool xk, size_t esize) { return mode == 3 && !xk && esize == 4 ? 1 : mode; }
+
 // The clusters of the persistent grid for `pairs` cluster tiles when `fit` clusters fit
 // on the GPU at once: the fewest that need as many waves as `fit` clusters would. A call
 // lasts as long as its busiest cluster's ceil(pairs / fit) tiles either way. With `fit`
@@ -106,12 +112,9 @@ inline bool leads_aligned_tf32(const Normal &nf, int sms) {
     if (nf.Y.kmajor) return false;  // A transposed: TN or TT
     if (!nf.X.kmajor) return nf.P >= 2048 && nf.Q >= 2048 && nf.K >= 512;
     if (nf.P < 2048 || nf.Q < 2048 || nf.K < 1024 || 4 * nf.K > 3 * (nf.P < nf.Q ? nf.P : nf.Q)) return false;
-    // The tiles run() takes: those of the oriented form, 128 x 256 for ping-pong ones
-    // when X is read into registers.
+    // The tiles run() takes, those of the oriented form.
     Normal o{};
     bool swapped = false;
     orient(nf, &o, &swapped, 4);
-    int mode = tile_config(o, sms);
-    if (mode == 3 && !o.X.kmajor) mode = 1;
-    return fills_waves(o, tile_width(mode), sms);
+    return fills_waves(o, tile_width(tiles_taken(tile_config(o, sms), o.X.kmajor, 4)), sms);
 }
