@@ -664,7 +664,7 @@ static void run_noise(int reps, int use_stream) {
             std::sort(s.begin(), s.end());
             double sum = 0;
             for (float x : s) sum += x;
-            med[v] = s[s.size() / 2];
+            med[v] = median(s);
             mean[v] = float(sum / s.size());
             const float lo = lo10[v] = s[s.size() / 10];
             size_t slow = 0;
