@@ -101,11 +101,12 @@ static_assert(smem_bytes(256, false, 2) <= 227 * 1024 && smem_bytes(128, true, 2
                   smem_bytes(64, false, 4) <= 227 * 1024,
               "the ring and the staging area fit the 227 KB a block may use");
 constexpr int CLUSTER = 2;                               // blocks sharing each Y tile
-constexpr int CONSUMER_WARPS = 8;                        // consumer warps of one block
-constexpr int MN_BOX_BYTES = 64 * ROW_BYTES;             // an MN-major box: 64 k-rows of 128 bytes
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define GPK_SM90A_CODE 1
+// Read by the sm_90a kernel body alone: elsewhere they would be unused (a warning).
+constexpr int CONSUMER_WARPS = 8;                        // consumer warps of one block
+constexpr int MN_BOX_BYTES = 64 * ROW_BYTES;             // an MN-major box: 64 k-rows of 128 bytes
 #endif
 
 #include "wgmma_ws_ptx.cuh"
