@@ -313,16 +313,26 @@ private:
 
 class Suite {
 public:
-    // argv[1] is the backend ("host" or "cuda"); an optional argv[2] "quick" leaves
-    // out the largest cases (for runs under compute-sanitizer). Exits 77 when the CUDA
-    // backend has no device, 1 when the context cannot be made for any other reason.
+    // argv[1] is the backend ("host" or "cuda"); then, in any order, "quick", which
+    // leaves out the largest cases (for runs under compute-sanitizer), and
+    // "dtype=NAME[,NAME...]" (f32, f64, f16, bf16, and tf32 for F32 in GPK_MATH_TF32),
+    // which keeps the cases of those dtypes alone, for programs that ask dtype_chosen:
+    // tests/meson.build runs a long program as one test per dtype. Exits 77 when the
+    // CUDA backend has no device, 1 when the context cannot be made for any other reason.
     Suite(const char *program, int argc, char **argv) : program_(program) {
-        if (argc < 2 || (std::strcmp(argv[1], "host") != 0 && std::strcmp(argv[1], "cuda") != 0) ||
-            (argc > 2 && std::strcmp(argv[2], "quick") != 0) || argc > 3) {
-            std::fprintf(stderr, "usage: %s host|cuda [quick]\n", program);
+        bool ok = argc >= 2 && (std::strcmp(argv[1], "host") == 0 || std::strcmp(argv[1], "cuda") == 0);
+        for (int i = 2; ok && i < argc; ++i) {
+            if (std::strcmp(argv[i], "quick") == 0)
+                quick_ = true;
+            else if (std::strncmp(argv[i], "dtype=", 6) == 0 && argv[i][6] != '\0')
+                dtypes_ = std::string(",") + (argv[i] + 6) + ",";
+            else
+                ok = false;
+        }
+        if (!ok) {
+            std::fprintf(stderr, "usage: %s host|cuda [quick] [dtype=f32,f64,f16,bf16,tf32]\n", program);
             std::exit(2);
         }
-        quick_ = argc > 2;
         backend_name_ = argv[1];
         backend_ = std::strcmp(argv[1], "cuda") == 0 ? GPK_BACKEND_CUDA : GPK_BACKEND_HOST;
         ctx_ = open(backend_);
@@ -351,6 +361,13 @@ public:
     int backend() const { return backend_; }
     bool cuda() const { return backend_ == GPK_BACKEND_CUDA; }
     bool quick() const { return quick_; }
+    // Whether the cases of `dtype` (F32 in GPK_MATH_TF32 when `tf32`) are to run.
+    bool dtype_chosen(int dtype, bool tf32 = false) const {
+        if (dtypes_.empty()) return true;
+        const char *name = tf32 ? "tf32" : dtype == GPK_F32 ? "f32" : dtype == GPK_F64 ? "f64" : dtype == GPK_F16 ? "f16"
+                                      : dtype == GPK_BF16 ? "bf16" : "other";
+        return dtypes_.find(std::string(",") + name + ",") != std::string::npos;
+    }
     const char *backend_name() const { return backend_name_; }
 
     // Whether the environment's GPKT_VARIANTS (a comma-separated list of names, for
@@ -496,6 +513,7 @@ private:
     const char *backend_name_ = "";
     int backend_ = GPK_BACKEND_HOST;
     bool quick_ = false;
+    std::string dtypes_;  // ",f16,bf16," from dtype=f16,bf16; empty: every dtype
     gpk_context *ctx_ = nullptr;
     long run_ = 0, passed_ = 0, unsupported_ = 0, failed_ = 0, printed_ = 0;
     std::map<std::tuple<int, std::string, int>, bool> support_;

@@ -280,6 +280,7 @@ void run_config(Suite &suite, const Config &g, const std::vector<std::string> &v
 }
 
 void run(Suite &suite, const Config &g, const std::vector<std::string> &variants, uint64_t rotation) {
+    if (!suite.dtype_chosen(g.dtype, g.tf32)) return;
     if (g.dtype == GPK_F32)
         run_config<float>(suite, g, variants, rotation);
     else if (g.dtype == GPK_F64)
@@ -435,7 +436,7 @@ int main(int argc, char **argv) {
                      1.0, tb == GPK_TRANS ? 0.5 : 0.0};
             run(suite, g, variants, rotation++);
         }
-    tensor_core_refusals(suite, variants);
+    if (suite.dtype_chosen(GPK_F32)) tensor_core_refusals(suite, variants);  // once, with the F32 cases
 
     // k == 0: C = beta * C (beta == 0 gives exact zeros over a NaN C), with A and B
     // either NULL or valid and unread.

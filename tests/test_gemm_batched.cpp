@@ -239,6 +239,7 @@ void run_config(Suite &suite, const Config &g, const std::vector<std::string> &v
 }
 
 void run(Suite &suite, const Config &g, const std::vector<std::string> &variants, uint64_t rotation) {
+    if (!suite.dtype_chosen(g.dtype, g.tf32)) return;
     if (g.dtype == GPK_F32)
         run_config<float>(suite, g, variants, rotation);
     else if (g.dtype == GPK_F64)
