@@ -113,6 +113,29 @@ def test_empty_batch_and_empty_matrices(ctx):
 
 
 @pytest.mark.parametrize(
+    "a_shape,b_shape",
+    [((0, 3, 4), (4, 2)), ((0, 3, 4), (1, 4, 2)), ((1, 3, 4), (0, 4, 2)), ((3, 4), (0, 4, 2)),
+     ((0, 3, 4), (0, 4, 2)), ((0, 3, 0), (0, 2)), ((1, 3, 4), (1, 4, 2))],
+)
+def test_empty_batches_broadcast_as_numpy(recorded, a_shape, b_shape):
+    # A stack of 0 against one shared matrix is an empty result, as numpy gives:
+    # no product is made, so no operand's pointer reaches the library (an empty
+    # stack's would be read past its end), through gpk._calls and ctypes alike.
+    A = np.ones(a_shape, np.float32)
+    B = np.ones(b_shape, np.float32)
+    want = A @ B
+    got = recorded.matmul(A, B)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    made = [name for name, _ in recorded._calls.made]
+    assert made == ([] if want.size == 0 else ["gemm_strided_batched"])
+    out = np.empty(want.shape, np.float32)
+    assert recorded.matmul(A, B, out=out) is out
+    with pytest.raises(gpk.InvalidArgumentError, match="shape"):
+        recorded.matmul(A, B, out=np.empty((want.shape[0] + 1,) + want.shape[1:], np.float32))
+
+
+@pytest.mark.parametrize(
     "a_shape,b_shape,word",
     [((3, 4, 5), (2, 5, 6), "batch"), ((3, 4, 5), (3, 4, 6), "k"), ((4,), (4, 2), "2-D"), ((2, 2, 2, 2), (2, 2), "3-D")],
 )

@@ -224,6 +224,9 @@ def as_input(obj, name, where):
         op = _from_numpy(arr)
     if op.code is None:
         gpk_dtype(op.dtype, name, where)  # raises
+    if op.device and op.ptr % op.dtype.itemsize:
+        # Host arrays are copied (aligned) where needed; device arrays are not.
+        require_aligned(op, name, where)
     return op
 
 
@@ -246,7 +249,21 @@ def as_output(obj, name, where):
         raise invalid(f"{name} has non-native byte order ({op.dtype.str})", where)
     if op.code is None:
         gpk_dtype(op.dtype, name, where)  # raises
+    # An output cannot be copied (the caller must see the result in it), so a
+    # misaligned one is refused -- by its rule, before the layout checks, whose
+    # message would be about strides.
+    require_aligned(op, name, where)
     return op
+
+
+def require_aligned(op, name, where):
+    item = op.dtype.itemsize
+    if op.ptr % item:
+        raise invalid(
+            f"{name} is misaligned: its data starts at {op.ptr:#x}, not a multiple of its element size "
+            f"({item} bytes)",
+            where,
+        )
 
 
 def gpk_dtype(dtype, name, where):

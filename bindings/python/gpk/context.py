@@ -5,6 +5,8 @@ import math
 import operator
 from typing import NamedTuple
 
+import numpy as np
+
 from . import _arrays, _library
 from ._arrays import COL, ROW, invalid
 from .constants import (
@@ -75,6 +77,39 @@ def _integer(value, name, where):
         return operator.index(value)
     except TypeError:
         raise invalid(f"{name} must be an integer, not {value!r}", where) from None
+
+
+def _scalar(value, name, where):
+    """A float from a real number: Python's, numpy's or a 0-d array's. A str is not
+    a number (float("2") would parse it), and neither is a bool: alpha=True is far
+    likelier a flag passed in the wrong place than a scale of 1."""
+    if type(value) is float or type(value) is int:
+        return float(value)
+    kind = getattr(getattr(value, "dtype", None), "kind", None)
+    if (
+        isinstance(value, (bool, np.bool_, str, bytes, bytearray))
+        or kind == "b"
+        or getattr(value, "ndim", 0) != 0
+        or not hasattr(type(value), "__float__")
+    ):
+        raise invalid(f"{name} must be a real number, not {value!r}", where)
+    try:
+        return float(value)
+    except (TypeError, ValueError) as e:  # complex values, for one
+        raise invalid(f"{name} must be a real number, not {value!r}: {e}", where) from None
+
+
+def _flag(value, name, where):
+    """Whether to transpose: a bool (numpy's too) or gpk.TRANS / gpk.NO_TRANS. Other
+    values are refused rather than read as truthy: "no" or NO_TRANS (a nonzero int)
+    would otherwise transpose."""
+    if value is True or value is False:
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if not isinstance(value, bool) and isinstance(value, int) and value in (TRANS, NO_TRANS):
+        return value == TRANS
+    raise invalid(f"{name} ({value!r}) must be True, False, gpk.TRANS ({TRANS}) or gpk.NO_TRANS ({NO_TRANS})", where)
 
 
 def _choice(value, table, name, where):
@@ -404,6 +439,8 @@ class Context:
         the m x n addend; it is read only when beta != 0 and is never modified
         unless it is also out (out=C updates C in place, as BLAS does). The result
         goes to out when given, else to a new array, which is returned.
+        alpha and beta are real numbers (not str, not bool); transa and transb
+        are bools or gpk.TRANS / gpk.NO_TRANS.
         """
         where = "Context.gemm"
         h = self._handle
@@ -413,6 +450,8 @@ class Context:
             result = self._gemm_short(A, B, alpha, beta, transa, transb, out)
             if result is not None:
                 return result
+        alpha, beta = _scalar(alpha, "alpha", where), _scalar(beta, "beta", where)
+        transa, transb = _flag(transa, "transa", where), _flag(transb, "transb", where)
         a = _arrays.as_input(A, "A", where)
         b = _arrays.as_input(B, "B", where)
         if len(a.shape) != 2:
@@ -426,7 +465,6 @@ class Context:
         k_b, n = b.shape[::-1] if transb else b.shape
         if k_b != k:
             raise invalid(f"B: op(B) has {k_b} rows but op(A) has {k} columns; the two must agree (k)", where)
-        alpha, beta = float(alpha), float(beta)
 
         c = None
         if C is not None:
@@ -584,14 +622,21 @@ class Context:
         k_b, n = b.shape[-2:]
         if k_b != k:
             raise invalid(f"B: its matrices have {k_b} rows but A's have {k} columns; the two must agree (k)", where)
+        # numpy's broadcasting: a 2-D operand is a stack of one; extents that
+        # differ must have one of them 1, and the result takes the other -- 0
+        # included, so (0, m, k) @ (k, n) is (0, m, n), not one product of an empty
+        # stack (max() of the extents would make it 1).
         batch_a = a.shape[0] if len(a.shape) == 3 else 1
         batch_b = b.shape[0] if len(b.shape) == 3 else 1
-        if batch_a != batch_b and batch_a != 1 and batch_b != 1:
+        if batch_a == batch_b or batch_b == 1:
+            batch = batch_a
+        elif batch_a == 1:
+            batch = batch_b
+        else:
             raise invalid(
                 f"A holds {batch_a} matrices and B {batch_b}: the batch extents must agree, or one be 1 (shared)",
                 where,
             )
-        batch = max(batch_a, batch_b)
         stacked = len(a.shape) == 3 or len(b.shape) == 3
         shape = (batch, m, n) if stacked else (m, n)
 
@@ -606,6 +651,11 @@ class Context:
         if o.dtype != dtype:
             raise invalid(f"out has dtype {o.dtype}, expected {dtype}", where)
         ldc, stride_c = _stack_out(o, batch, where)
+        if batch == 0 or m == 0 or n == 0:
+            # The result has no element: nothing to compute, and the operands'
+            # pointers (an empty stack's, whatever its strides say) are never
+            # handed to the library. (k == 0 does call it: the products are zeros.)
+            return out
         status = self._calls.gemm_strided_batched(
             self._hv, a.code, ROW_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0,
             a.ptr, lda, stride_a, b.ptr, ldb, stride_b, 0.0, o.ptr, ldc, stride_c, batch,
