@@ -1,13 +1,15 @@
 // Host gemm: the reference every GPU rung is compared with. Column-major (row-major
 // calls arrive swapped). Each element of C accumulates in double, so the F32 reference
 // is more accurate than any F32 kernel and the tolerance of a comparison is the
-// kernel's error alone. Columns are independent, which is the OpenMP split.
+// kernel's error alone. Columns are independent, which is the split over threads
+// (parallel.hpp).
 //
-// Nothing here allocates: an exception cannot leave an OpenMP region (it would end
-// the process), and the accumulators are a fixed block of rows on each thread's stack,
-// so that no size of m can run the host out of memory.
+// Nothing here allocates: an exception cannot leave a loop's thread (it would end the
+// process), and the accumulators are a fixed block of rows on each thread's stack, so
+// that no size of m can run the host out of memory.
 #include "host.hpp"
 
+#include "parallel.hpp"
 #include "../scalars.hpp"
 
 namespace gpk::host {
@@ -61,36 +63,44 @@ void column(const GemmArgs &a, double alpha, double beta, bool product, bool rea
     }
 }
 
-// Every column, spread over the OpenMP team when `parallel`.
+// Every column, spread over the threads when `parallel`.
 template <class T>
 void gemm_columns(const GemmArgs &a, bool parallel) {
     // alpha and beta as the dtype has them (scalars.hpp): the decisions and the
     // arithmetic both use the converted values.
     const double alpha = in_dtype(a.dtype, a.alpha), beta = in_dtype(a.dtype, a.beta);
     const bool product = gemm_forms_product(a), read_c = gemm_reads_c(a);
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static) if (parallel)
-#endif
-    for (int64_t j = 0; j < a.n; ++j) column<T>(a, alpha, beta, product, read_c, j);
-    (void)parallel;
+    auto one = [&](int64_t j) { column<T>(a, alpha, beta, product, read_c, j); };
+    if (parallel)
+        parallel_for(a.n, gemm_work(a), one);
+    else
+        for (int64_t j = 0; j < a.n; ++j) one(j);
+}
+
+void gemm_any(const GemmArgs &args, bool parallel) {
+    if (is_16bit(args.dtype))
+        gemm_16bit(args, parallel);
+    else if (args.dtype == GPK_F32)
+        gemm_columns<float>(args, parallel);
+    else
+        gemm_columns<double>(args, parallel);
 }
 
 }  // namespace
 
-gpk_status gemm(gpk_context &ctx, const GemmArgs &args) {
-    if (is_16bit(args.dtype)) return gemm_16bit(ctx, args);
-    if (args.dtype == GPK_F32)
-        gemm_columns<float>(args, true);
-    else
-        gemm_columns<double>(args, true);
+int64_t gemm_work(const GemmArgs &a) {
+    // m * n * max(k, 1), saturated: the sizes are checked, their product is not.
+    int64_t mn = 0, work = 0;
+    if (__builtin_mul_overflow(a.m, a.n, &mn) || __builtin_mul_overflow(mn, a.k > 1 ? a.k : 1, &work))
+        return INT64_MAX;
+    return work;
+}
+
+gpk_status gemm(gpk_context &, const GemmArgs &args) {
+    gemm_any(args, true);
     return GPK_SUCCESS;
 }
 
-void gemm_serial(const GemmArgs &args) {
-    if (args.dtype == GPK_F32)
-        gemm_columns<float>(args, false);
-    else
-        gemm_columns<double>(args, false);
-}
+void gemm_serial(const GemmArgs &args) { gemm_any(args, false); }
 
 }  // namespace gpk::host

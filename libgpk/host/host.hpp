@@ -1,4 +1,4 @@
-// The host backend: plain C++ (OpenMP where it pays), no CUDA. It is the fallback
+// The host backend: plain C++ (threads where they pay: parallel.hpp), no CUDA. It is the fallback
 // when no GPU is usable and the reference every GPU variant is tested against.
 #pragma once
 
@@ -6,10 +6,15 @@
 
 namespace gpk::host {
 
+// Every dtype's gemm; it allocates nothing, so it cannot fail once its arguments are
+// checked.
 gpk_status gemm(gpk_context &ctx, const GemmArgs &args);
-// F32 and F64 gemm on the calling thread alone, for callers that spread whole products
-// over the threads (the batched reference).
+// gemm on the calling thread alone, for callers that spread whole products over the
+// threads (the batched reference).
 void gemm_serial(const GemmArgs &args);
+// About the multiply-adds of a gemm, m * n * max(k, 1), saturated at INT64_MAX: what
+// decides whether threads pay.
+int64_t gemm_work(const GemmArgs &args);
 gpk_status reduce(gpk_context &ctx, const ReduceArgs &args);
 gpk_status transpose(gpk_context &ctx, const TransposeArgs &args);
 gpk_status pi(gpk_context &ctx, const PiArgs &args);
@@ -17,8 +22,9 @@ gpk_status pi(gpk_context &ctx, const PiArgs &args);
 // layout to column-major and computes every product.
 gpk_status gemm_batched(gpk_context &ctx, const GemmBatchedCall &call);
 
-// GPK_F16 and GPK_BF16 (half_ops.cpp), reached through gemm() and reduce().
-gpk_status gemm_16bit(gpk_context &ctx, const GemmArgs &args);
+// GPK_F16 and GPK_BF16 (half_ops.cpp), reached through gemm(), gemm_serial() and
+// reduce(); the gemm spread over the threads when `parallel`.
+void gemm_16bit(const GemmArgs &args, bool parallel);
 gpk_status reduce_16bit(gpk_context &ctx, const ReduceArgs &args);
 
 }  // namespace gpk::host

@@ -1,9 +1,11 @@
 // Host reduce. The tree is fixed by n alone: blocks of kBlock elements reduce in
-// order, then the block partials combine pairwise. OpenMP splits the blocks, never
-// the tree, so the result is the same with any number of threads, run after run.
+// order, then the block partials combine pairwise. The threads split the blocks
+// (parallel.hpp), never the tree, so the result is the same with any number of threads, run after run.
 // F32 sums accumulate in double; F64 sums rely on the pairwise combine (error grows
 // with log n, like a GPU tree). Integers sum modulo 2^64 in unsigned arithmetic.
 #include "host.hpp"
+
+#include "parallel.hpp"
 
 #include "../status.hpp"
 
@@ -63,11 +65,9 @@ void reduce_typed(const ReduceArgs &a) {
 
     if (!is_float && a.op != GPK_SUM) {
         std::vector<int64_t> part(static_cast<size_t>(blocks));
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static)
-#endif
-        for (int64_t b = 0; b < blocks; ++b)
+        parallel_for(blocks, n, [&](int64_t b) {
             part[b] = minmax_int(x, b * kBlock, b * kBlock + kBlock < n ? b * kBlock + kBlock : n, a.op);
+        });
         int64_t r = part[0];
         for (int64_t b = 1; b < blocks; ++b) r = a.op == GPK_MIN ? (part[b] < r ? part[b] : r) : (part[b] > r ? part[b] : r);
         std::memcpy(a.result, &r, 8);
@@ -76,15 +76,12 @@ void reduce_typed(const ReduceArgs &a) {
 
     using V = typename Acc<T>::type;
     std::vector<V> part(static_cast<size_t>(blocks > 0 ? blocks : 1), V(0));
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static)
-#endif
-    for (int64_t b = 0; b < blocks; ++b) {
+    parallel_for(blocks, n, [&](int64_t b) {
         const int64_t lo = b * kBlock, hi = lo + kBlock < n ? lo + kBlock : n;
         V r = a.op == GPK_SUM ? V(0) : load(x, lo);
         for (int64_t i = a.op == GPK_SUM ? lo : lo + 1; i < hi; ++i) r = combine(a.op, r, load(x, i));
         part[b] = r;
-    }
+    });
     // Pairwise combine of the partials: a fixed tree over the block index.
     for (int64_t width = 1; width < blocks; width *= 2)
         for (int64_t b = 0; b + width < blocks; b += 2 * width) part[b] = combine(a.op, part[b], part[b + width]);

@@ -3,6 +3,8 @@
 // words: any dtype, bit-exact (NaN payloads included).
 #include "host.hpp"
 
+#include "parallel.hpp"
+
 #include <cstdint>
 
 namespace gpk::host {
@@ -15,17 +17,15 @@ void transpose_words(const TransposeArgs &a) {
     const W *A = static_cast<const W *>(a.A);
     W *B = static_cast<W *>(a.B);
     const int64_t tiles_j = (a.cols + kTile - 1) / kTile;
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static)
-#endif
-    for (int64_t tj = 0; tj < tiles_j; ++tj) {
+    // rows * cols elements moved (both at least 1 here, their product checked).
+    parallel_for(tiles_j, a.rows * a.cols, [&](int64_t tj) {
         const int64_t j0 = tj * kTile, j1 = j0 + kTile < a.cols ? j0 + kTile : a.cols;
         for (int64_t i0 = 0; i0 < a.rows; i0 += kTile) {
             const int64_t i1 = i0 + kTile < a.rows ? i0 + kTile : a.rows;
             for (int64_t j = j0; j < j1; ++j)
                 for (int64_t i = i0; i < i1; ++i) B[j + i * a.ldb] = A[i + j * a.lda];
         }
-    }
+    });
 }
 
 }  // namespace
