@@ -74,11 +74,14 @@ uintptr_t extent(const Storage &s, size_t elem) { return static_cast<uintptr_t>(
 
 // An array whose last byte lies past the end of the address space is no memory at all;
 // computing its end would wrap, so the question is asked without computing it.
-gpk_status check_extent(gpk_context *ctx, const char *name, const void *p, const Storage &s, size_t elem) {
+// `what` says what the bytes are when they are more than one array's ("" otherwise).
+gpk_status check_extent(gpk_context *ctx, const char *name, const void *p, const Storage &s, size_t elem,
+                        const char *what = "") {
     const auto lo = reinterpret_cast<uintptr_t>(p);
     const uintptr_t bytes = extent(s, elem);
     GPK_RETURN_ERROR_IF(bytes > 0 && bytes - 1 > UINTPTR_MAX - lo, ctx, GPK_ERROR_INVALID_ARGUMENT,
-                        "%s (%p) with %" PRIuPTR " bytes runs past the end of the address space", name, p, bytes);
+                        "%s (%p) with %" PRIuPTR " bytes%s runs past the end of the address space", name, p, bytes,
+                        what);
     return GPK_SUCCESS;
 }
 
@@ -225,16 +228,20 @@ gpk_status check_gemm_shape(gpk_context *ctx, const char *fn, int dtype, int lay
 }
 
 // The elements from the first of matrix 0 to one past the last of matrix
-// batch_count - 1, as one line (Storage{span, 1, span}); false when that, in bytes,
-// does not fit in int64. Matrices with no element span nothing.
+// batch_count - 1, as one line (Storage{span, 1, span}); false when that, or where
+// the last matrix starts, in bytes, does not fit in int64. The start is bounded even
+// when the matrices hold no element (k == 0 for A and B, m or n == 0 for C): the
+// contract's "batch_count times a stride overflowing int64 bytes" holds whatever the
+// sizes, and every launcher may compute each product's offsets. Matrices with no
+// element span nothing.
 bool batch_span(const Storage &one, int64_t stride, int64_t batch_count, size_t elem, Storage *whole) {
-    int64_t span = one.span(), bytes = 0;
-    if (span > 0 && batch_count > 1) {
-        int64_t offset = 0;
-        if (__builtin_mul_overflow(batch_count - 1, stride, &offset) || __builtin_add_overflow(offset, span, &span))
-            return false;
-    }
-    if (__builtin_mul_overflow(span, static_cast<int64_t>(elem), &bytes)) return false;
+    const auto es = static_cast<int64_t>(elem);
+    int64_t span = one.span(), offset = 0, bytes = 0;
+    if (batch_count > 1 && (__builtin_mul_overflow(batch_count - 1, stride, &offset) ||
+                            __builtin_mul_overflow(offset, es, &bytes)))
+        return false;
+    if (span > 0 && __builtin_add_overflow(offset, span, &span)) return false;
+    if (__builtin_mul_overflow(span, es, &bytes)) return false;
     *whole = Storage{span, span > 0 ? 1 : 0, span};
     return true;
 }
@@ -291,21 +298,29 @@ gpk_status check_gemm_strided_batched(gpk_context *ctx, int dtype, int layout, i
     Storage wa{}, wb{}, wc{};
     GPK_RETURN_ERROR_IF(!batch_span(s.a, stride_a, batch_count, elem, &wa), ctx, GPK_ERROR_INVALID_ARGUMENT,
                         "stride_a (%" PRId64 ") times batch_count (%" PRId64
-                        "): the A matrices would end beyond 2^63 bytes",
+                        "): the A matrices would reach beyond 2^63 bytes",
                         stride_a, batch_count);
     GPK_RETURN_ERROR_IF(!batch_span(s.b, stride_b, batch_count, elem, &wb), ctx, GPK_ERROR_INVALID_ARGUMENT,
                         "stride_b (%" PRId64 ") times batch_count (%" PRId64
-                        "): the B matrices would end beyond 2^63 bytes",
+                        "): the B matrices would reach beyond 2^63 bytes",
                         stride_b, batch_count);
     GPK_RETURN_ERROR_IF(!batch_span(s.c, stride_c, batch_count, elem, &wc), ctx, GPK_ERROR_INVALID_ARGUMENT,
                         "stride_c (%" PRId64 ") times batch_count (%" PRId64
-                        "): the C matrices would end beyond 2^63 bytes",
+                        "): the C matrices would reach beyond 2^63 bytes",
                         stride_c, batch_count);
 
     const bool c_used = m > 0 && n > 0 && batch_count > 0, ab_used = c_used && k > 0;
     GPK_FORWARD_IF_ERROR(check_pointer(ctx, "A", A, ab_used));
     GPK_FORWARD_IF_ERROR(check_pointer(ctx, "B", B, ab_used));
     GPK_FORWARD_IF_ERROR(check_pointer(ctx, "C", C, c_used));
+    // gpk_gemm's address-space rule, for each operand's whole batch: matrix 0 may fit
+    // where the last one would run past the end.
+    constexpr const char *kBatch = " (its batch of matrices, strides included)";
+    if (ab_used) {
+        GPK_FORWARD_IF_ERROR(check_extent(ctx, "A", A, wa, elem, kBatch));
+        GPK_FORWARD_IF_ERROR(check_extent(ctx, "B", B, wb, elem, kBatch));
+    }
+    if (c_used) GPK_FORWARD_IF_ERROR(check_extent(ctx, "C", C, wc, elem, kBatch));
     if (ab_used) {
         // The whole spans, as the contract says: a C matrix lying in the padding
         // between two A matrices is refused too, which keeps the rule simple and lets

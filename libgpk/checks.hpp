@@ -51,8 +51,9 @@ gpk_status check_gemm(gpk_context *ctx, int dtype, int layout, int transa, int t
                       const void *C, int64_t ldc);
 // gpk_gemm's checks for one product, then the batch's: strides and batch_count >= 0,
 // stride_c at least one C matrix when batch_count > 1 (no two C matrices overlap),
-// every span of the batch within int64 bytes, and no C matrix overlapping an A or B
-// matrix (the batch's whole spans compared).
+// every span of the batch, and the start of every operand's last matrix, within int64
+// bytes (whatever k, m and n), every operand's whole batch within the address space,
+// and no C matrix overlapping an A or B matrix (the batch's whole spans compared).
 gpk_status check_gemm_strided_batched(gpk_context *ctx, int dtype, int layout, int transa, int transb,
                                       int64_t m, int64_t n, int64_t k, const void *A, int64_t lda,
                                       int64_t stride_a, const void *B, int64_t ldb, int64_t stride_b,

@@ -2,8 +2,10 @@
 // transpose's B must not overlap A) has to hold there too: an array whose last byte is
 // the last byte of the address space has an end address of 2^64, which wraps to 0 in
 // 64-bit arithmetic and once hid the overlap. An array that would run past the end is
-// no memory at all: GPK_ERROR_INVALID_ARGUMENT naming it. None of these pointers is
-// valid memory, so any access crashes: every case must be refused before one.
+// no memory at all: GPK_ERROR_INVALID_ARGUMENT naming it -- for a batched gemm, an
+// operand whose last matrix would run past the end, though its first fits. None of
+// these pointers is valid memory, so any access crashes: every case must be refused
+// before one.
 #include "harness.hpp"
 
 namespace {
@@ -52,6 +54,27 @@ int main(int argc, char **argv) {
     expect_refused(suite, "gemm: B runs past the end",
                    gpk_gemm(ctx, GPK_F64, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, n, n, n, 1.0, top(1u << 20), n,
                             top(16), n, 0.0, top(1u << 21), n),
+                   {"B", "past the end"});
+    // gpk_gemm_strided_batched: the same rule, for each operand's whole batch. One
+    // product as above; then batches whose matrix 0 fits below the top and whose
+    // second matrix would run past it. The operands lie far apart, so that no overlap
+    // is refused in their place.
+    const int64_t s = n * n + 16;  // elements from one matrix to the next
+    const uintptr_t kb = 1u << 10;
+    auto batched = [&](int dtype, const void *A, int64_t sa, const void *B, int64_t sb, void *C, int64_t sc,
+                       int64_t batch) {
+        return gpk_gemm_strided_batched(ctx, dtype, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, n, n, n, 1.0, A, n, sa,
+                                        B, n, sb, 0.0, C, n, sc, batch);
+    };
+    expect_refused(suite, "gemm_batched: C runs past the end, one product",
+                   batched(GPK_F32, top(1024 * kb), 0, top(2048 * kb), 0, top(100), s, 1), {"C", "past the end"});
+    expect_refused(suite, "gemm_batched: the second C matrix runs past the end",
+                   batched(GPK_F32, top(1024 * kb), 0, top(2048 * kb), 0, top(4096 + 32), s, 2),
+                   {"C", "past the end"});
+    expect_refused(suite, "gemm_batched: the second A matrix runs past the end",
+                   batched(GPK_F32, top(4096 + 8), s, top(2048 * kb), s, top(1024 * kb), s, 2), {"A", "past the end"});
+    expect_refused(suite, "gemm_batched: the third B matrix runs past the end",
+                   batched(GPK_F64, top(4096 * kb), 0, top(2 * 8 * s + 8192 - 8), s, top(1024 * kb), s, 3),
                    {"B", "past the end"});
     float r = 0;
     expect_refused(suite, "reduce: x runs past the end", gpk_reduce(ctx, GPK_F32, GPK_SUM, top(64), 17, &r),

@@ -121,6 +121,32 @@ public:
         return static_cast<int64_t>(raw(8));
     }
 
+    // A stride of a batch whose matrices span `span` elements: mostly that span plus
+    // a little (packed or padded), sometimes 0 (one matrix shared), less than a span
+    // (matrices overlapping one another), negative, or an extreme value.
+    int64_t stride(int64_t span) {
+        static const int64_t kSpecial[8] = {-1, std::numeric_limits<int64_t>::min(), kI64Max, kI64Max / 2,
+                                            kI64Max / 4 + 1, int64_t{1} << 62, int64_t{1} << 40, -(int64_t{1} << 31)};
+        const uint8_t b = byte();
+        if (b < 0xA0) return span > kI64Max - 3 ? span : span + b % 4;
+        if (b < 0xC0) return 0;
+        if (b < 0xD0) return span > 0 ? (b - 0xC0) % span : 0;
+        if (b < 0xE0) return -static_cast<int64_t>(b - 0xCF);
+        if (b < 0xF0) return kSpecial[b % 8];
+        return static_cast<int64_t>(raw(8));
+    }
+
+    // A batch count: mostly 0..4, sometimes up to 19, negative or extreme.
+    int64_t batch() {
+        static const int64_t kSpecial[8] = {-1, -2, std::numeric_limits<int64_t>::min(), kI64Max,
+                                            int64_t{1} << 31, int64_t{1} << 62, 3037000500, 65536};
+        const uint8_t b = byte();
+        if (b < 0xC0) return b % 5;
+        if (b < 0xE0) return 5 + b % 15;
+        if (b < 0xF0) return kSpecial[b % 8];
+        return static_cast<int64_t>(raw(8));
+    }
+
     // Pi samples: mostly a few thousand at most, sometimes the edges of 1..2^63.
     uint64_t samples() {
         static const uint64_t kSpecial[8] = {0, 1, uint64_t{1} << 63, (uint64_t{1} << 63) + 1,
@@ -498,6 +524,190 @@ void call_gemm(Session &s, Input &in) {
             if (got != want)
                 violation("C(%" PRId64 ", %" PRId64 ") = %.17g, expected %.17g", i, j, got, want);
         }
+}
+
+// Elements from the first of matrix 0 to one past the last of matrix batch - 1, each
+// matrix spanning `one` elements and starting `stride` after the previous; -1 when that,
+// or where the last matrix starts, overflows int64 bytes (the contract's "batch_count
+// times a stride overflowing int64 bytes", whatever the matrices hold). stride, batch
+// and one are >= 0.
+int64_t batch_extent(int64_t one, int64_t stride, int64_t batch, size_t elem) {
+    const __int128 start = batch > 1 ? static_cast<__int128>(batch - 1) * stride : 0;  // < 2^126
+    if (start > kI64Max / static_cast<int64_t>(elem)) return -1;
+    if (one == 0 || batch == 0) return 0;
+    const __int128 end = start + one;
+    if (end > kI64Max / static_cast<int64_t>(elem)) return -1;
+    return static_cast<int64_t>(end);
+}
+
+// gpk_gemm_strided_batched: gpk_gemm's rules for each product, and the batch's --
+// strides and batch_count >= 0, C matrices that do not overlap one another nor any A
+// or B matrix (the batches' whole spans), every operand's whole batch within int64
+// bytes and within the address space, k == 0 included.
+void call_gemm_batched(Session &s, Input &in) {
+    Expect e;
+    gpk_context *ctx = s.pick(in, e);
+    const int dtype = in.choice({GPK_F32, GPK_F64, GPK_I32, GPK_I64, GPK_F16, GPK_BF16});
+    const int layout = in.choice({GPK_COL_MAJOR, GPK_ROW_MAJOR});
+    const int transa = in.choice({GPK_NO_TRANS, GPK_TRANS});
+    const int transb = in.choice({GPK_NO_TRANS, GPK_TRANS});
+    const int64_t m = in.size(), n = in.size(), k = in.size();
+    const bool col = layout != GPK_ROW_MAJOR, ta = transa == GPK_TRANS, tb = transb == GPK_TRANS;
+    const bool a_inner_m = col != ta, b_inner_k = col != tb;
+    const int64_t a_inner = a_inner_m ? m : k, a_outer = a_inner_m ? k : m;
+    const int64_t b_inner = b_inner_k ? k : n, b_outer = b_inner_k ? n : k;
+    const int64_t c_inner = col ? m : n, c_outer = col ? n : m;
+    const int64_t lda = in.ld(least_ld(a_inner)), ldb = in.ld(least_ld(b_inner)), ldc = in.ld(least_ld(c_inner));
+    const size_t es = elem_size(dtype);
+    // One matrix's span in elements (0 where the sizes or the dtype make it meaningless).
+    auto one = [&](int64_t inner, int64_t outer, int64_t ld) {
+        const int64_t v = inner >= 0 && outer >= 0 && ld >= least_ld(inner) ? span(inner, outer, ld, es) : 0;
+        return v > 0 ? v : 0;
+    };
+    const int64_t sa = in.stride(one(a_inner, a_outer, lda)), sb = in.stride(one(b_inner, b_outer, ldb)),
+                  sc = in.stride(one(c_inner, c_outer, ldc));
+    const int64_t batch = in.batch();
+    bool alpha_exact = false, beta_exact = false;
+    const double alpha = in.scalar(&alpha_exact), beta = in.scalar(&beta_exact);
+    const Mode ma = mode(in, false, true), mb = mode(in, false, true), mc = mode(in, true, true);
+    const uint8_t flags = in.byte(), alias_at = in.byte();
+    const bool c_aliases_b = flags & 1, top_first_fits = flags & 2;
+
+    if (dtype < GPK_F32 || dtype > GPK_BF16) e.broke(GPK_ERROR_INVALID_ARGUMENT);
+    if (dtype == GPK_I32 || dtype == GPK_I64) e.broke(GPK_ERROR_NOT_SUPPORTED);
+    if (layout != GPK_COL_MAJOR && layout != GPK_ROW_MAJOR) e.broke(GPK_ERROR_INVALID_ARGUMENT);
+    if (transa != GPK_NO_TRANS && transa != GPK_TRANS) e.broke(GPK_ERROR_INVALID_ARGUMENT);
+    if (transb != GPK_NO_TRANS && transb != GPK_TRANS) e.broke(GPK_ERROR_INVALID_ARGUMENT);
+    if (m < 0 || n < 0 || k < 0) e.broke(GPK_ERROR_INVALID_ARGUMENT);
+    if (lda < least_ld(a_inner) || ldb < least_ld(b_inner) || ldc < least_ld(c_inner))
+        e.broke(GPK_ERROR_INVALID_ARGUMENT);
+    const int64_t ea = span(a_inner, a_outer, lda, es), eb = span(b_inner, b_outer, ldb, es),
+                  ec = span(c_inner, c_outer, ldc, es);
+    if (ea < 0 || eb < 0 || ec < 0) e.broke(GPK_ERROR_INVALID_ARGUMENT);
+    if (sa < 0 || sb < 0 || sc < 0 || batch < 0) e.broke(GPK_ERROR_INVALID_ARGUMENT);
+    int64_t wa = 0, wb = 0, wc = 0;  // the whole batches' extents, in elements
+    if (e.valid()) {
+        if (batch > 1 && ec > 0 && sc < ec) e.broke(GPK_ERROR_INVALID_ARGUMENT);  // C matrices overlapping
+        wa = batch_extent(ea, sa, batch, es), wb = batch_extent(eb, sb, batch, es);
+        wc = batch_extent(ec, sc, batch, es);
+        if (wa < 0 || wb < 0 || wc < 0) e.broke(GPK_ERROR_INVALID_ARGUMENT);
+    }
+
+    const bool c_used = m > 0 && n > 0 && batch > 0, ab_used = c_used && k > 0;
+    const bool scalars_ok = e.valid();
+    Buffer A, B, C;
+    void *pa = nullptr, *pb = nullptr, *pc = nullptr;
+    if (!scalars_ok) {
+        if (ma != Mode::Null) A = tiny(), pa = A.get();
+        if (mb != Mode::Null) B = tiny(), pb = B.get();
+        if (mc == Mode::Normal || mc == Mode::Top) C = tiny(), pc = C.get();
+        if (mc == Mode::Alias) pc = c_aliases_b ? pb : pa;
+    } else {
+        const bool too_much = c_used && static_cast<__int128>(m) * n * (k > 0 ? k : 1) * batch > kMaxWork;
+        auto place = [&](Buffer &buf, void *&p, Mode md, bool used, int64_t whole, int64_t first) {
+            if (md == Mode::Null) {
+                if (used) e.broke(GPK_ERROR_INVALID_ARGUMENT);
+                return;
+            }
+            if (md == Mode::Top && used && whole > 0) {
+                // Past the end by a byte, or with matrix 0 ending at the last byte of the
+                // address space and a later matrix beyond it.
+                const bool later = top_first_fits && whole > first;
+                const auto bytes = static_cast<int64_t>(es);
+                p = later ? past_the_top(first * bytes + 1) : past_the_top(whole * bytes);
+                e.broke(GPK_ERROR_INVALID_ARGUMENT);
+            } else if (!used) {
+                buf = tiny(), p = buf.get();  // may be anything: it is not read
+            } else if (whole <= kMaxElems && !too_much) {
+                buf = Buffer(static_cast<size_t>(whole) * es), p = buf.get();
+            } else {
+                e.broke(GPK_ERROR_INVALID_ARGUMENT);  // too large to allocate here: pass NULL
+            }
+        };
+        place(A, pa, ma, ab_used, wa, ea);
+        place(B, pb, mb, ab_used, wb, eb);
+        const Buffer &src = c_aliases_b ? B : A;
+        if (mc == Mode::Alias && ab_used && src.live() && src.bytes() >= es) {
+            // C starting inside the batch of A (or B) matrices, padding included: an
+            // overlap of the whole spans, which the library must refuse.
+            const size_t elems = src.bytes() / es;
+            pc = src.get() + (alias_at % elems) * es;
+            e.broke(GPK_ERROR_INVALID_ARGUMENT);
+        } else {
+            place(C, pc, mc == Mode::Alias ? Mode::Normal : mc, c_used, wc, ec);
+        }
+    }
+    const double alpha_t = in_dtype(dtype, alpha), beta_t = in_dtype(dtype, beta);
+    const bool no_product = k == 0 || alpha_t == 0.0, beta_zero = beta_t == 0.0;
+    const bool exact = e.valid() && (alpha_exact || no_product) && (beta_exact || beta_zero) && !is_16bit(dtype);
+    if (e.valid()) {
+        if (A.live()) no_product ? A.fill(0xFF) : fill_small(A, dtype, 3);
+        if (B.live()) no_product ? B.fill(0xFF) : fill_small(B, dtype, 3);
+        if (C.live()) {
+            if (beta_zero && c_used) C.fill(0xFF);
+            else fill_small(C, dtype, 5);
+        }
+    }
+    A.snapshot(), B.snapshot(), C.snapshot();
+    auto inside = [](const void *p, const Buffer &b) {
+        const auto *q = static_cast<const unsigned char *>(p);
+        return b.live() && q >= b.get() && q < b.get() + b.bytes();
+    };
+    auto ptr_name = [&](const void *p, const Buffer &b) {
+        if (p == nullptr) return "NULL";
+        if (b.live() && p == b.get()) return "buf";
+        return inside(p, A) ? "inside A" : inside(p, B) ? "inside B" : "past the top";
+    };
+    describe("gpk_gemm_strided_batched(%s, dtype %d, layout %d, transa %d, transb %d, m %" PRId64 ", n %" PRId64
+             ", k %" PRId64 ", alpha %g, A %s, lda %" PRId64 ", stride_a %" PRId64 ", B %s, ldb %" PRId64
+             ", stride_b %" PRId64 ", beta %g, C %s, ldc %" PRId64 ", stride_c %" PRId64 ", batch_count %" PRId64 ")",
+             s.name(ctx), dtype, layout, transa, transb, m, n, k, alpha, ptr_name(pa, A), lda, sa, ptr_name(pb, B),
+             ldb, sb, beta, ptr_name(pc, C), ldc, sc, batch);
+    const gpk_status st = gpk_gemm_strided_batched(ctx, dtype, layout, transa, transb, m, n, k, alpha, pa, lda, sa,
+                                                   pb, ldb, sb, beta, pc, ldc, sc, batch);
+    check_status(e, st, ctx);
+    if (!A.unchanged()) violation("wrote to A");
+    if (!B.unchanged()) violation("wrote to B");
+    if (st != GPK_SUCCESS || !c_used) {
+        if (!C.unchanged())
+            violation("wrote to C although %s", st != GPK_SUCCESS ? "it failed" : "m, n or batch_count is 0");
+        return;
+    }
+    // Each product as gpk_gemm's, and nothing of C outside its matrices written: the
+    // padding between lines and between matrices.
+    auto at = [](bool colmajor, int64_t r, int64_t c, int64_t ld) { return colmajor ? r + c * ld : r * ld + c; };
+    std::vector<bool> element(static_cast<size_t>(wc), false);
+    for (int64_t q = 0; q < batch; ++q)
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+                const int64_t cidx = q * sc + at(col, i, j, ldc);
+                element[static_cast<size_t>(cidx)] = true;
+                const size_t ci = static_cast<size_t>(cidx) * es;
+                const double got = load(C.get() + ci, dtype);
+                if (beta_zero && std::isfinite(alpha_t) && std::isnan(got))
+                    violation("product %" PRId64 ", C(%" PRId64 ", %" PRId64 ") is NaN with beta == 0: C was read", q,
+                              i, j);
+                if (no_product && std::isfinite(beta_t) && !beta_zero && std::isnan(got) &&
+                    !std::isnan(load(C.before() + ci, dtype)))
+                    violation("product %" PRId64 ", C(%" PRId64 ", %" PRId64
+                              ") is NaN with alpha == 0: A or B was read",
+                              q, i, j);
+                if (!exact) continue;
+                double sum = 0;
+                for (int64_t p = 0; p < k; ++p) {
+                    const int64_t ai = q * sa + (ta ? at(col, p, i, lda) : at(col, i, p, lda));
+                    const int64_t bi = q * sb + (tb ? at(col, j, p, ldb) : at(col, p, j, ldb));
+                    sum += load(A.get() + ai * es, dtype) * load(B.get() + bi * es, dtype);
+                }
+                double want = no_product ? 0.0 : alpha_t * sum;
+                if (!beta_zero) want += beta_t * load(C.before() + ci, dtype);
+                if (got != want)
+                    violation("product %" PRId64 ", C(%" PRId64 ", %" PRId64 ") = %.17g, expected %.17g", q, i, j, got,
+                              want);
+            }
+    for (int64_t idx = 0; idx < wc; ++idx)
+        if (!element[static_cast<size_t>(idx)] && !C.unchanged_at(static_cast<size_t>(idx) * es, es))
+            violation("wrote to C outside its matrices at element %" PRId64, idx);
 }
 
 void call_reduce(Session &s, Input &in) {
@@ -934,13 +1144,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (s.live == s.dead) violation("the new context got the destroyed one's handle");
     Input in(data, size);
     for (int calls = 0; calls < kMaxCalls && !in.empty(); ++calls) {
-        switch (in.byte() % 6) {
+        switch (in.byte() % 7) {
             case 0: call_gemm(s, in); break;
             case 1: call_reduce(s, in); break;
             case 2: call_transpose(s, in); break;
             case 3: call_pi(s, in); break;
             case 4: call_variants(s, in); break;
-            default: call_context(s, in); break;
+            case 5: call_context(s, in); break;
+            default: call_gemm_batched(s, in); break;
         }
     }
     describe("gpk_destroy(ctx)");

@@ -11,7 +11,7 @@ Run it again after changing the format; the files are committed.
 import pathlib
 import struct
 
-GEMM, REDUCE, TRANSPOSE, PI, VARIANTS, CONTEXT = range(6)
+GEMM, REDUCE, TRANSPOSE, PI, VARIANTS, CONTEXT, BATCHED = range(7)
 LIVE, STALE_CTX, NULL_CTX = 0x00, 0x0E, 0x0F  # STALE_CTX: a destroyed handle
 F32, F64, I32, I64, F16, BF16 = range(6)  # choice() indices, in the order of the enum
 COL, ROW = 0, 1
@@ -47,6 +47,23 @@ def ld_abs(v):
 def gemm(dtype=F32, layout=COL, ta=N, tb=N, m=(4,), n=(3,), k=(2,), lda=(0,), ldb=(0,), ldc=(0,),
          alpha=ONE, beta=ZERO, modes=(NORMAL, NORMAL, NORMAL), ctx=LIVE, alias_b=0):
     return [GEMM, ctx, dtype, layout, ta, tb, *m, *n, *k, *lda, *ldb, *ldc, alpha, beta, *modes, alias_b]
+
+
+# Stride bytes of Input::stride(): PACKED + pad (0..3) is one matrix's span plus pad,
+# SHARED is 0, OVERLAP + x is x % span (matrices overlapping), NEG + x is -(x + 1),
+# STRIDE_SPECIAL + i an extreme value (3: INT64_MAX / 2, 4: INT64_MAX / 4 + 1).
+PACKED, SHARED, OVERLAP, NEG, STRIDE_SPECIAL = 0x00, 0xA0, 0xC0, 0xD0, 0xE0
+# Batch count bytes of Input::batch(): 0..4 as such; COUNT_SPECIAL + i an edge value
+# (0: -1, 3: INT64_MAX, 5: 2^62).
+COUNT_SPECIAL = 0xE0
+ALIAS_B, TOP_FIRST_FITS = 1, 2  # flags of a batched call
+
+
+def batched(dtype=F32, layout=COL, ta=N, tb=N, m=(4,), n=(3,), k=(2,), lda=(0,), ldb=(0,), ldc=(0,),
+            strides=(PACKED, PACKED, PACKED), count=3, alpha=ONE, beta=ZERO, modes=(NORMAL, NORMAL, NORMAL),
+            flags=0, alias_at=0, ctx=LIVE):
+    return [BATCHED, ctx, dtype, layout, ta, tb, *m, *n, *k, *lda, *ldb, *ldc, *strides, count, alpha, beta, *modes,
+            flags, alias_at]
 
 
 def reduce(dtype=F32, op=SUM, n=(5,), modes=(NORMAL, NORMAL), nan_at=0xFF, ctx=LIVE):
@@ -171,8 +188,35 @@ SEEDS = {
     "gemm-f64-beta-denormal": gemm(F64, COL, N, T, (3,), (3,), (4,), beta=DENORM_MIN),
     "null-context-everywhere": reduce(ctx=NULL_CTX) + transpose(ctx=NULL_CTX) + pi(ctx=NULL_CTX)
     + set_variant(0, 0, ctx=NULL_CTX) + [CONTEXT, NULL_CTX, 3, CONTEXT, NULL_CTX, 0, 0],
+    # gpk_gemm_strided_batched: valid batches, shared and overlapping inputs, k == 0,
+    # and each batch rule broken once.
+    "batched-f32-col": batched(),
+    "batched-f64-row-tt-padded": batched(F64, ROW, T, T, (5,), (7,), (3,), ld(2), ld(0), ld(1),
+                                         (PACKED + 1, PACKED + 2, PACKED + 3), 4, TWO, MINUS_ONE),
+    "batched-shared-a": batched(strides=(SHARED, PACKED, PACKED + 1), count=4, beta=HALF),
+    "batched-f16-shared-b": batched(F16, COL, N, T, (6,), (5,), (4,), strides=(PACKED, SHARED, PACKED), count=2),
+    "batched-bf16-row-beta0": batched(BF16, ROW, N, N, (3,), (4,), (5,), count=4, alpha=TWO),
+    "batched-overlapping-a": batched(strides=(OVERLAP + 1, PACKED, PACKED), count=4),
+    "batched-one-product-stride-c-0": batched(strides=(PACKED, PACKED, SHARED), count=1),
+    "batched-k0-null-ab": batched(F64, k=(0,), count=3, beta=HALF, modes=(NULL, NULL, NORMAL)),
+    "batched-k0-stride-a-overflow": batched(k=(0,), strides=(STRIDE_SPECIAL + 3, PACKED, PACKED), count=3,
+                                            modes=(NULL, NULL, NORMAL)),
+    "batched-k0-stride-b-overflow": batched(F16, k=(0,), strides=(PACKED, STRIDE_SPECIAL + 4, PACKED), count=4),
+    "batched-m0-stride-c-overflow": batched(m=(0,), strides=(PACKED, PACKED, STRIDE_SPECIAL + 3), count=3),
+    "batched-negative-stride-b": batched(strides=(PACKED, NEG + 0, PACKED)),
+    "batched-c-matrices-overlap": batched(strides=(PACKED, PACKED, OVERLAP + 1), count=2),
+    "batched-c-over-a": batched(modes=(NORMAL, NORMAL, ALIAS), alias_at=5),
+    "batched-c-over-b": batched(F64, modes=(NORMAL, NORMAL, ALIAS), flags=ALIAS_B, alias_at=200),
+    "batched-top-c-later": batched(modes=(NORMAL, NORMAL, TOP), flags=TOP_FIRST_FITS),
+    "batched-top-a": batched(F64, ROW, T, N, modes=(TOP, NORMAL, NORMAL)),
+    "batched-top-b-later": batched(modes=(NORMAL, TOP, NORMAL), flags=TOP_FIRST_FITS, count=4),
+    "batched-count0-null": batched(count=0, modes=(NULL, NULL, NULL)),
+    "batched-count-negative": batched(count=COUNT_SPECIAL + 0),
+    "batched-count-huge": batched(count=COUNT_SPECIAL + 3),
+    "batched-int-dtype": batched(I64),
+    "batched-null-ctx": batched(ctx=NULL_CTX),
     "mixed-sequence": gemm() + set_variant(0, 0) + reduce(F64, MAX, (30,)) + transpose(I32, ROW, (4,), (6,))
-    + pi() + gemm(F64, ROW, T, N, (3,), (3,), (3,)) + [CONTEXT, LIVE, 3],
+    + pi() + gemm(F64, ROW, T, N, (3,), (3,), (3,)) + [CONTEXT, LIVE, 3] + batched(F64, count=2),
 }
 
 
