@@ -6,6 +6,10 @@
     ...     total = ctx.reduce(c)              # 24.0
     ...     pi = ctx.pi(10_000_000, seed=42)   # PiResult(estimate=3.14..., ...)
 
+Arrays are numpy arrays, device arrays with __cuda_array_interface__ (CuPy, PyTorch,
+Numba) or any DLPack tensor (PyTorch, JAX, CuPy, TensorFlow...); results come back
+in the caller's library (gpk.Array, which speaks DLPack, where gpk knows none).
+
 The package is Python over ctypes. libgpk itself is found through $GPK_LIBRARY,
 beside the package (a wheel from `pip install .`), the path recorded by `meson
 install`, or the loader's usual search (see gpk._library). Failing calls raise gpk.GpkError (a subclass per status)
@@ -17,6 +21,7 @@ import ctypes as _ctypes
 from . import _config, _library, constants
 from .constants import *  # noqa: F401,F403  (the C API's constants)
 from .constants import Status
+from ._dlpack import Array
 from .context import Context, PiResult
 from .errors import (
     CublasError,
@@ -60,6 +65,7 @@ def last_error():
 
 
 __all__ = [
+    "Array",
     "Context",
     "PiResult",
     "GpkError",

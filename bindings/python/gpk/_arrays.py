@@ -1,4 +1,12 @@
-"""Seeing numpy arrays and __cuda_array_interface__ objects the way the C API does.
+"""Seeing numpy arrays, __cuda_array_interface__ objects and DLPack tensors the way
+the C API does.
+
+Which protocol an object is read through is decided once per type (protocol()):
+numpy arrays as numpy arrays; the device arrays of the libraries the package
+allocates results like (CuPy, PyTorch, Numba) through __cuda_array_interface__, the
+quickest way in (a PyTorch CPU tensor, which has no such interface, through DLPack);
+any other object with __dlpack__ through DLPack (_dlpack); the rest through
+numpy.asarray.
 
 An Operand is a pointer, a shape, byte strides and a dtype. A 2-D operand with a
 unit stride along one axis is a matrix the C API can read in place: along axis 1
@@ -11,6 +19,7 @@ import math
 
 import numpy as np
 
+from . import _cuda, _dlpack
 from .constants import BF16, F16, F32, F64, I32, I64, Status
 from .errors import InvalidArgumentError, NotSupportedError
 
@@ -41,10 +50,13 @@ def unsupported(message, where):
 
 
 class Operand:
-    __slots__ = ("obj", "ptr", "shape", "strides", "dtype", "device", "writable", "code", "_storages")
+    __slots__ = ("obj", "ptr", "shape", "strides", "dtype", "device", "writable", "code", "source", "_storages")
 
-    def __init__(self, obj, ptr, shape, strides, dtype, device, writable, code=None):
-        self.obj = obj  # keeps the memory alive for as long as the call needs it
+    def __init__(self, obj, ptr, shape, strides, dtype, device, writable, code=None, source=None):
+        # Keeps the memory alive for as long as the call needs it: the array itself,
+        # a numpy view (host memory through DLPack), or what holds a DLPack
+        # tensor of the device.
+        self.obj = obj
         self.ptr = ptr
         self.shape = shape
         self.strides = strides
@@ -52,6 +64,7 @@ class Operand:
         self.device = device
         self.writable = writable
         self.code = code  # the GPK_* dtype, when the dtype is one libgpk takes
+        self.source = source  # the caller's object, for one read through DLPack
         self._storages = None
 
     @property
@@ -130,6 +143,30 @@ def is_device_array(obj):
     return hasattr(obj, "__cuda_array_interface__")
 
 
+NUMPY, CAI, DLPACK = "numpy", "cai", "dlpack"
+_protocol_of_type = {}
+
+
+def protocol(kind):
+    """How objects of type `kind` are read: NUMPY (numpy arrays, and anything else
+    numpy.asarray takes), CAI (__cuda_array_interface__) or DLPACK. Device arrays of
+    the libraries in _ALLOCATORS keep to CAI, whose reading costs least; where such
+    an object has no interface (a CPU tensor) it goes through DLPack instead."""
+    found = _protocol_of_type.get(kind)
+    if found is None:
+        if issubclass(kind, np.ndarray):
+            found = NUMPY
+        else:
+            cai = hasattr(kind, "__cuda_array_interface__")
+            dlpack = hasattr(kind, "__dlpack__")
+            if cai and (not dlpack or kind.__module__.split(".")[0] in _ALLOCATORS):
+                found = CAI
+            else:
+                found = DLPACK if dlpack else NUMPY
+        _protocol_of_type[kind] = found
+    return found
+
+
 # typestr -> (numpy dtype, GPK_* code or None): parsing a typestr costs more than
 # the rest of reading an interface, and a program uses a handful of them.
 _TYPESTRS = {}
@@ -189,6 +226,10 @@ def _cupy_views(kind):
     return _cupy_view_attribute if hasattr(kind, "_c_contiguous") else _cupy_view
 
 
+def _no_view(obj):
+    return None
+
+
 _VIEWS = {"cupy": _cupy_views}
 _view_of_type = {}
 
@@ -199,7 +240,8 @@ def device_view(obj):
     kind = type(obj)
     view = _view_of_type.get(kind)
     if view is None:
-        if not hasattr(kind, "__cuda_array_interface__"):
+        if protocol(kind) != CAI:
+            _view_of_type[kind] = _no_view
             return None
         views = _VIEWS.get(kind.__module__.split(".")[0])
         view = _view_of_type[kind] = views(kind) if views is not None else _interface_view
@@ -211,13 +253,52 @@ def _from_numpy(arr):
                    arr.flags.writeable, DTYPES.get(arr.dtype))
 
 
-def as_input(obj, name, where):
-    """An operand the call reads: device arrays as they are, anything else through
-    numpy (a list becomes an array; non-native byte order is converted)."""
-    iface = _interface(obj, name, where)
-    if iface is not None:
-        op = _from_cuda_interface(obj, iface, name, where)
-    else:
+def _from_dlpack(obj, name, where, ctx, output):
+    if ctx is None:
+        raise invalid(f"{name}: a DLPack tensor is read for a context", where)
+    held, ptr, shape, strides, dtype, code, device, writable = _dlpack.acquire(obj, name, where, ctx, output)
+    if not device:
+        return Operand(held.view, ptr, shape, strides, dtype, False, writable, code, obj)
+    return Operand(held, ptr, shape, strides, dtype, True, writable, code, obj)
+
+
+def _from_gpk_array(array, name, where, ctx):
+    """A gpk.Array read as DLPack would read it, less the capsule."""
+    host = array._host
+    if host is None:
+        if ctx is None or ctx.backend != "cuda" or ctx.device != array._device:
+            raise invalid(f"{name} is on {array.device} but the context is on "
+                          f"{_dlpack._context_name(ctx) if ctx is not None else 'none'}", where)
+        stream = ctx._dlpack_stream()
+        if array._ready is not None and array._stream != stream:
+            array._ready.wait(stream)
+    return Operand(array if host is None else host, array.ptr, array.shape, array.strides, array.dtype,
+                   host is None, True, DTYPES.get(array.dtype), array)
+
+
+def _read(obj, name, where, ctx, output):
+    """The operand of obj through its protocol, or None for numpy's way."""
+    kind = protocol(type(obj))
+    if kind == CAI:
+        iface = _interface(obj, name, where)
+        if iface is not None:
+            return _from_cuda_interface(obj, iface, name, where)
+        if not hasattr(obj, "__dlpack__"):
+            return None
+        kind = DLPACK
+    if kind == DLPACK:
+        if type(obj) is _dlpack.Array:
+            return _from_gpk_array(obj, name, where, ctx)
+        return _from_dlpack(obj, name, where, ctx, output)
+    return None
+
+
+def as_input(obj, name, where, ctx=None):
+    """An operand the call reads: device arrays and DLPack tensors as they are,
+    anything else through numpy (a list becomes an array; non-native byte order is
+    converted). `ctx` (the Context) is where DLPack tensors must be."""
+    op = None if type(obj) is np.ndarray else _read(obj, name, where, ctx, False)
+    if op is None:
         arr = np.asarray(obj)
         if not arr.dtype.isnative and arr.dtype.newbyteorder("=") in DTYPES:
             arr = arr.astype(arr.dtype.newbyteorder("="))
@@ -230,17 +311,13 @@ def as_input(obj, name, where):
     return op
 
 
-def as_output(obj, name, where):
+def as_output(obj, name, where, ctx=None):
     """An operand the call writes: it must be an array the caller can see change."""
-    iface = _interface(obj, name, where)
-    if iface is not None:
-        op = _from_cuda_interface(obj, iface, name, where)
-    elif isinstance(obj, np.ndarray):
-        op = _from_numpy(obj)
-    else:
+    op = _from_numpy(obj) if isinstance(obj, np.ndarray) else _read(obj, name, where, ctx, True)
+    if op is None:
         raise invalid(
-            f"{name} must be a numpy array or an object with __cuda_array_interface__, "
-            f"not {type(obj).__name__}",
+            f"{name} must be a numpy array, an object with __cuda_array_interface__ or a DLPack tensor "
+            f"(__dlpack__), not {type(obj).__name__}",
             where,
         )
     if not op.writable:
@@ -283,8 +360,11 @@ def require_ndim(op, ndim, name, where):
 
 
 def as_host_copy(op, order):
-    """A fresh, aligned numpy copy in `order` ('C' or 'F'): for layouts no ld can describe."""
-    return _from_numpy(np.array(op.obj, order=order, copy=True))
+    """A fresh, aligned numpy copy in `order` ('C' or 'F'): for layouts no ld can describe.
+    It keeps the original's source: a result still goes back to the caller's library."""
+    copy = _from_numpy(np.array(op.obj, order=order, copy=True))
+    copy.source = op.source
+    return copy
 
 
 def overlaps(a, b):
@@ -351,9 +431,28 @@ def allocators_for(kind):
         return found
 
 
-def empty_like(proto, shape, dtype, order, where):
+def result_proto(*operands):
+    """The operand whose kind a new result takes: the first in device memory (the
+    result lives there), else the first read through DLPack (the result goes back
+    to its library), else None (numpy)."""
+    found = None
+    for op in operands:
+        if op is not None:
+            if op.device:
+                return op
+            if found is None and op.source is not None:
+                found = op
+    return found
+
+
+def empty_like(proto, shape, dtype, order, where, ctx=None):
     """A new array for a result: numpy, or of the same device-array library as
-    `proto` (CuPy, Numba, PyTorch). Other device-array types must pass out=."""
+    `proto` (CuPy, Numba, PyTorch), or for a DLPack operand a gpk.Array where it
+    lives, for the caller to take in its own library (Context hands it over).
+    Other device-array types must pass out=."""
+    if proto is not None and proto.source is not None:
+        device = ctx.device if proto.device else None
+        return _dlpack.Array(shape, dtype, order, device, ctx._dlpack_stream() if proto.device else None)
     if proto is None or not proto.device:
         return np.empty(shape, dtype=dtype, order=order)
     obj = proto.obj
@@ -366,3 +465,31 @@ def empty_like(proto, shape, dtype, order, where):
             where,
         )
     return allocate(obj, shape, dtype, order)
+
+
+def copy_into(dst, src, where, ctx):
+    """dst's elements = src's (operands of one shape). Host memory through numpy;
+    device arrays of one library through that library, as the caller would; device
+    memory read through DLPack (or gpk's own) as matrices, on the context's stream,
+    ordered before the call that follows."""
+    if dst.device != src.device:
+        raise invalid("C and out must both be host arrays or both device arrays (or pass out=C)", where)
+    if not dst.device:
+        dst.obj[...] = src.obj
+        return
+    if dst.source is None and src.source is None:
+        dst.obj[...] = src.obj
+        return
+    d, s = dst.storages(), src.storages()
+    common = [o for o in (ROW, COL) if o in d and o in s]
+    if not common:
+        raise invalid(
+            f"C and out are device arrays without a common layout (unit stride along one axis; strides "
+            f"{src.strides} and {dst.strides}): pass out=C, or C and out in one order",
+            where,
+        )
+    orient = common[0]
+    rows, cols = src.shape if orient == ROW else src.shape[::-1]
+    item = src.dtype.itemsize
+    _cuda.copy_matrix(ctx.device, ctx._dlpack_stream(), dst.ptr, d[orient] * item, src.ptr, s[orient] * item,
+                      cols * item, rows)

@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _arrays, _library
+from . import _arrays, _cuda, _dlpack, _library
 from ._arrays import COL, ROW, invalid
 from .constants import (
     BACKEND_NAMES,
@@ -255,6 +255,12 @@ class Context:
         self._hv = handle.value  # the handle as an int, for the per-operation calls
         self._calls = _library.calls()
         self._stream = None
+        self._stream_int = None  # the stream as an int; None: the default stream
+        # DLPack tensors of the device that asynchronous work still uses: (event
+        # after that work, what keeps them alive), oldest first. A producer frees a
+        # tensor when its capsule goes; were the capsule dropped when the call
+        # returns, its memory could be reused while gpk's kernels still read it.
+        self._pending = []
         resolved = ctypes.c_int()
         check(lib.gpk_get_backend(handle, ctypes.byref(resolved)), handle, "gpk_get_backend")
         self._backend = BACKEND_NAMES[resolved.value]
@@ -266,7 +272,10 @@ class Context:
         """Waits for the context's work, then frees it. Closing twice is harmless."""
         handle, self._handle = self._handle, None
         if handle is not None:
-            check(self._lib.gpk_destroy(handle), None, "gpk_destroy")
+            try:
+                check(self._lib.gpk_destroy(handle), None, "gpk_destroy")
+            finally:
+                self._pending = []  # gpk_destroy waited for the work
 
     def __enter__(self):
         return self
@@ -325,11 +334,18 @@ class Context:
         h = self._h()
         check(self._lib.gpk_set_stream(h, pointer or None), h, "gpk_set_stream")
         self._stream = stream
+        self._stream_int = pointer or None
+
+    def _dlpack_stream(self):
+        """The context's stream as DLPack numbers streams: 1 for the legacy default
+        stream (libgpk's NULL stream), else the cudaStream_t."""
+        return self._stream_int or _cuda.LEGACY_STREAM
 
     def synchronize(self):
         """Waits for the context's work; raises if that work failed."""
         h = self._h()
         check(self._lib.gpk_synchronize(h), h, "gpk_synchronize")
+        self._pending = []
 
     def variants(self, op):
         """The names of op's variants on this backend, in ladder order; op is
@@ -452,8 +468,8 @@ class Context:
                 return result
         alpha, beta = _scalar(alpha, "alpha", where), _scalar(beta, "beta", where)
         transa, transb = _flag(transa, "transa", where), _flag(transb, "transb", where)
-        a = _arrays.as_input(A, "A", where)
-        b = _arrays.as_input(B, "B", where)
+        a = _arrays.as_input(A, "A", where, self)
+        b = _arrays.as_input(B, "B", where, self)
         if len(a.shape) != 2:
             _arrays.require_ndim(a, 2, "A", where)
         if len(b.shape) != 2:
@@ -468,22 +484,21 @@ class Context:
 
         c = None
         if C is not None:
-            c = _arrays.as_input(C, "C", where)
+            c = _arrays.as_input(C, "C", where, self)
             self._check_result(c, (m, n), dtype, "C", where)
         elif beta != 0:
             raise invalid(f"beta ({beta}) is nonzero but C is None: there is nothing to add", where)
 
         caller_out = out is not None
+        proto = None
         if caller_out:
-            o = _arrays.as_output(out, "out", where)
+            o = _arrays.as_output(out, "out", where, self)
             self._check_result(o, (m, n), dtype, "out", where)
         else:
-            if c is not None:
-                out = _arrays.empty_like(c, (m, n), dtype, _result_order(c), where)
-            else:
-                proto = a if a.device else b if b.device else None
-                out = _arrays.empty_like(proto, (m, n), dtype, _result_order(a, b), where)
-            o = _arrays.as_output(out, "out", where)
+            proto = c if c is not None else _arrays.result_proto(a, b)
+            out = _arrays.empty_like(proto, (m, n), dtype, _result_order(*((c,) if c is not None else (a, b))),
+                                     where, self)
+            o = _arrays.as_output(out, "out", where, self)
         storages = o.storages()
         if not storages:
             raise invalid(f"out needs a unit stride along one axis, but its strides are {o.strides}", where)
@@ -508,19 +523,19 @@ class Context:
                 raise invalid("C and out must both be host arrays or both device arrays (or pass out=C)", where)
             if caller_out:
                 try:
-                    target = _arrays.empty_like(o, (m, n), dtype, "C" if orient == ROW else "F", where)
+                    target = _arrays.empty_like(o, (m, n), dtype, "C" if orient == ROW else "F", where, self)
                 except InvalidArgumentError:
                     raise invalid(
                         f"C and out are separate arrays of a type gpk cannot allocate scratch like "
                         f"({type(out).__module__}.{type(out).__name__}): pass out=C to update C in place",
                         where,
                     ) from None
-                target[...] = c.obj
-                t = _arrays.as_output(target, "out", where)
+                t = _arrays.as_output(target, "out", where, self)
+                _arrays.copy_into(t, c, where, self)
                 ldc = t.storages()[orient]
                 ptr_c = t.ptr
             else:
-                out[...] = c.obj
+                _arrays.copy_into(o, c, where, self)
 
         if target is None:
             ldc = storages[orient]
@@ -532,8 +547,10 @@ class Context:
         if status:
             check(status, h, "gpk_gemm")
         if target is not None:
-            out[...] = target
-        return out
+            _arrays.copy_into(o, t, where, self)
+        if a.source is None and b.source is None and o.source is None and (c is None or c.source is None):
+            return out
+        return self._handed_out(out, proto, (a, b, c, o), where)
 
     def _gemm_short(self, A, B, alpha, beta, transa, transb, out):
         """The commonest call in fewer steps: A, B (and out, when given) C-ordered
@@ -610,8 +627,8 @@ class Context:
         h = self._handle
         if h is None:
             self._h()  # raises
-        a = _arrays.as_input(A, "A", where)
-        b = _arrays.as_input(B, "B", where)
+        a = _arrays.as_input(A, "A", where, self)
+        b = _arrays.as_input(B, "B", where, self)
         for op, name in ((a, "A"), (b, "B")):
             if len(op.shape) not in (2, 3):
                 raise invalid(f"{name} must be 2-D (one matrix) or 3-D (a stack), but its shape is {op.shape}", where)
@@ -642,10 +659,11 @@ class Context:
 
         a, lda, stride_a = _stack_in(a, batch_a, "A", where)
         b, ldb, stride_b = _stack_in(b, batch_b, "B", where)
+        proto = None
         if out is None:
-            proto = a if a.device else b if b.device else None
-            out = _arrays.empty_like(proto, shape, dtype, "C", where)
-        o = _arrays.as_output(out, "out", where)
+            proto = _arrays.result_proto(a, b)
+            out = _arrays.empty_like(proto, shape, dtype, "C", where, self)
+        o = _arrays.as_output(out, "out", where, self)
         if tuple(o.shape) != shape:
             raise invalid(f"out has shape {tuple(o.shape)}, expected {shape}", where)
         if o.dtype != dtype:
@@ -655,14 +673,16 @@ class Context:
             # The result has no element: nothing to compute, and the operands'
             # pointers (an empty stack's, whatever its strides say) are never
             # handed to the library. (k == 0 does call it: the products are zeros.)
-            return out
+            return out if proto is None or proto.source is None else _dlpack.deliver(out, proto.source, where)
         status = self._calls.gemm_strided_batched(
             self._hv, a.code, ROW_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0,
             a.ptr, lda, stride_a, b.ptr, ldb, stride_b, 0.0, o.ptr, ldc, stride_c, batch,
         )
         if status:
             check(status, h, "gpk_gemm_strided_batched")
-        return out
+        if a.source is None and b.source is None and o.source is None:
+            return out
+        return self._handed_out(out, proto, (a, b, o), where)
 
     def reduce(self, x, op="sum"):
         """The sum, min or max (op 'sum', 'min', 'max' or a gpk.SUM/MIN/MAX value)
@@ -676,7 +696,7 @@ class Context:
         op_code = _REDUCE_CODES.get(op) if type(op) is str or type(op) is int else None
         if op_code is None:
             op_code = _choice(op, REDUCE_OPS, "op", where)
-        v = _arrays.as_input(x, "x", where)
+        v = _arrays.as_input(x, "x", where, self)
         if not v.is_contiguous():
             if v.device:
                 raise invalid(f"x is a device array that is not contiguous (strides {v.strides})", where)
@@ -704,7 +724,7 @@ class Context:
         A.shape[::-1] with A's dtype; a new array otherwise, in A's order."""
         where = "Context.transpose"
         h = self._h()
-        a = _arrays.as_input(A, "A", where)
+        a = _arrays.as_input(A, "A", where, self)
         _arrays.require_ndim(a, 2, "A", where)
         rows, cols = a.shape
         code = _arrays.gpk_dtype(a.dtype, "A", where)
@@ -715,10 +735,12 @@ class Context:
             a = _arrays.as_host_copy(a, "C")
             a_storages = a.storages()
 
+        proto = None
         if out is None:
             order = "C" if ROW in a_storages else "F"
-            out = _arrays.empty_like(a if a.device else None, (cols, rows), a.dtype, order, where)
-        o = _arrays.as_output(out, "out", where)
+            proto = _arrays.result_proto(a)
+            out = _arrays.empty_like(proto, (cols, rows), a.dtype, order, where, self)
+        o = _arrays.as_output(out, "out", where, self)
         self._check_result(o, (cols, rows), a.dtype, "out", where)
         o_storages = o.storages()
         if not o_storages:
@@ -748,7 +770,9 @@ class Context:
             h,
             "gpk_transpose",
         )
-        return out
+        if a.source is None and o.source is None:
+            return out
+        return self._handed_out(out, proto, (a, o), where)
 
     def pi(self, samples, seed=0):
         """Monte Carlo pi from `samples` points of a Philox generator keyed by
@@ -794,6 +818,26 @@ class Context:
         return PiResult(result.estimate, result.std_error, int(result.samples), int(result.hits))
 
     # ----------------------------------------------------------------- helpers --
+
+    def _handed_out(self, out, proto, operands, where):
+        """After a successful call with DLPack operands. Device ones stay alive until
+        the work on them is done (an event after it); a new result gpk allocated
+        (a gpk.Array) gets the same event, which a consumer's stream waits for,
+        and goes back to the caller's library through its from_dlpack."""
+        fresh = proto is not None and proto.source is not None and type(out) is _dlpack.Array
+        held = [op.obj for op in operands if op is not None and op.device and op.source is not None]
+        if held or (fresh and out._host is None):
+            pending = self._pending
+            while pending and pending[0][0].done():
+                pending.pop(0)
+            stream = self._dlpack_stream()
+            event = out.written_on(stream) if fresh and out._host is None else _cuda.Event(self._device)
+            if not (fresh and out._host is None):
+                event.record(stream)
+            if held:
+                pending.append((event, held))
+        return _dlpack.deliver(out, proto.source, where) if fresh else out
+
 
     @staticmethod
     def _check_result(op, shape, dtype, name, where):
