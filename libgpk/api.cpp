@@ -12,8 +12,10 @@
 
 #include <cinttypes>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <new>
+#include <stdexcept>
 #include <string_view>
 
 using namespace gpk;
@@ -27,6 +29,10 @@ gpk_status guarded(gpk_context *ctx, F &&body) noexcept {
         return body();
     } catch (const std::bad_alloc &) {
         return fail(ctx, GPK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    } catch (const std::length_error &) {
+        // A container asked for more elements than it can hold: a size no host
+        // allocation can satisfy, which is running out of memory, not a library fault.
+        return fail(ctx, GPK_ERROR_OUT_OF_MEMORY, "out of host memory: a buffer larger than the host can allocate");
     } catch (...) {
         return fail(ctx, GPK_ERROR_INTERNAL, "internal error: unexpected exception");
     }
@@ -62,6 +68,41 @@ gpk_status resolve_backend(int backend, int device, int *resolved) {
         return GPK_SUCCESS;
     }
     return probed;
+}
+
+// An op in messages by its name, as the apps and bindings spell it.
+const char *op_name(int op) {
+    static const char *const names[GPK_OP_COUNT] = {"gemm", "reduce", "transpose", "pi", "gemm_batched"};
+    return names[op];
+}
+
+const char *backend_word(int backend) { return backend == GPK_BACKEND_CUDA ? "CUDA" : "host"; }
+
+// gpk_set_variant's refusal of `name`, in words: the op by its name, whether the name
+// is a variant of the other backend (a CUDA rung asked of a host context, or the other
+// way round), and the choices this context has.
+gpk_status unknown_variant(gpk_context *ctx, int op, const char *name) {
+    char choices[320] = "";
+    size_t used = 0;
+    const int count = variant_count(op, ctx->backend);
+    for (int i = 0; i < count && used < sizeof choices; ++i) {
+        const int wrote = std::snprintf(choices + used, sizeof choices - used, "%s%s", i > 0 ? ", " : "",
+                                        variant_name(op, ctx->backend, i));
+        if (wrote < 0) break;
+        used += static_cast<size_t>(wrote);
+    }
+    const char *here = backend_word(ctx->backend);
+    const int other = ctx->backend == GPK_BACKEND_CUDA ? GPK_BACKEND_HOST : GPK_BACKEND_CUDA;
+    if (variant_index(op, other, name) >= 0)
+        return fail(ctx, GPK_ERROR_INVALID_ARGUMENT,
+                    "name ('%.64s') is not a variant of %s on the %s backend, where this context runs: it is %s of "
+                    "%s; the choices here are: %s, or \"auto\"",
+                    name, op_name(op), here, other == GPK_BACKEND_CUDA ? "a CUDA rung" : "the host backend's variant",
+                    op_name(op), choices);
+    return fail(ctx, GPK_ERROR_INVALID_ARGUMENT,
+                "name ('%.64s') is not a variant of %s on the %s backend, where this context runs; the choices here "
+                "are: %s, or \"auto\"",
+                name, op_name(op), here, choices);
 }
 
 // The figures of gpk_pi_result for `hits` among `samples` points; no samples, no
@@ -206,9 +247,7 @@ GPK_API gpk_status gpk_set_variant(gpk_context *handle, int op, const char *name
         return GPK_SUCCESS;
     }
     const int index = variant_index(op, ctx->backend, name);
-    GPK_RETURN_ERROR_IF(index < 0, ctx, GPK_ERROR_INVALID_ARGUMENT,
-                        "name ('%.64s') is not a variant of op %d on the %s backend (see gpk_variant_name)", name, op,
-                        ctx->backend == GPK_BACKEND_CUDA ? "CUDA" : "host");
+    if (index < 0) return unknown_variant(ctx, op, name);
     ctx->variant[op] = index;
     return GPK_SUCCESS;
 }

@@ -2,6 +2,8 @@
 // parameter (on the context and on the thread), and outputs left as they were.
 #include "harness.hpp"
 
+#include <dlfcn.h>
+
 #include <climits>
 #include <cstdint>
 #include <functional>
@@ -160,6 +162,81 @@ void context_rules(Suite &suite, Checker &check) {
                  [&] { return gpk_pi(nullptr, 1000, 1, &pr); });
     check.expect("gpk_pi_range(NULL)", nullptr, GPK_ERROR_INVALID_HANDLE, ctx_word, {{&pr, sizeof pr}},
                  [&] { return gpk_pi_range(nullptr, 0, 1000, 1, &pr); });
+}
+
+// Whether `text` holds every one of `phrases`, and none of `banned`; the first
+// phrase missing (or banned one present) otherwise, for the failure's message.
+std::string missing_phrase(const std::string &text, std::initializer_list<const char *> phrases,
+                           std::initializer_list<const char *> banned = {}) {
+    for (const char *p : phrases)
+        if (text.find(p) == std::string::npos) return std::string("no \"") + p + "\"";
+    for (const char *p : banned)
+        if (text.find(p) != std::string::npos) return std::string("\"") + p + "\"";
+    return "";
+}
+
+// A CUDA context asked for on a machine without a GPU says why in words: "no NVIDIA
+// driver or GPU found" where the driver library is missing (the CUDA runtime's own
+// text, "driver version is insufficient", reads as if an update would help), and
+// "built without CUDA" from a library built without it. Where a CUDA context can be
+// made there is nothing to check.
+void no_device_message(Suite &suite) {
+    Case c(suite, "gpk_create CUDA without a GPU: the message says why in words");
+    gpk_context *cuda = nullptr;
+    const gpk_status st = gpk_create(&cuda, GPK_BACKEND_CUDA, 0);
+    if (st == GPK_SUCCESS) {
+        gpk_destroy(cuda);
+        c.mark_unsupported();
+        return;
+    }
+    const std::string msg = gpk_last_error(nullptr);
+    if (st != GPK_ERROR_NO_DEVICE)
+        return c.fail("%s, expected GPK_ERROR_NO_DEVICE: \"%s\"", gpk_status_string(st), msg.c_str());
+#if defined(CUDART_VERSION)
+    void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (driver != nullptr) {
+        dlclose(driver);
+        // A driver that sees no GPU is told in the same words; an older driver than
+        // the runtime, or a broken device, in others.
+        return;
+    }
+    const std::string wrong = missing_phrase(msg, {"device (0)", "no NVIDIA driver or GPU found"}, {"insufficient"});
+#else
+    const std::string wrong = missing_phrase(msg, {"device (0)", "built without CUDA"});
+#endif
+    if (!wrong.empty()) c.fail("%s in \"%s\"", wrong.c_str(), msg.c_str());
+}
+
+// gpk_set_variant's refusals name the op in words, say when the name is a variant of
+// the other backend, and list the context's choices.
+void variant_words(Suite &suite, gpk_context *ctx, bool host) {
+    struct Want {
+        int op;
+        const char *name;
+        std::initializer_list<const char *> phrases;
+    };
+    const std::initializer_list<Want> host_cases = {
+        {GPK_OP_GEMM, "naive",
+         {"'naive'", "is a CUDA rung of gemm", "on the host backend, where this context runs", "host"}},
+        {GPK_OP_PI, "persistent",
+         {"'persistent'", "is a CUDA rung of pi", "on the host backend, where this context runs", "host"}},
+        {GPK_OP_TRANSPOSE, "tile64", {"is a CUDA rung of transpose", "host backend"}},
+        {GPK_OP_GEMM_BATCHED, "staged", {"is a CUDA rung of gemm_batched", "host backend"}},
+        {GPK_OP_REDUCE, "no-such-rung", {"'no-such-rung'", "not a variant of reduce on the host backend", "host"}},
+    };
+    const std::initializer_list<Want> cuda_cases = {
+        {GPK_OP_GEMM, "host",
+         {"'host'", "host backend's variant of gemm", "on the CUDA backend, where this context runs", "cublas"}},
+        {GPK_OP_PI, "no-such-rung", {"not a variant of pi on the CUDA backend", "persistent"}},
+    };
+    for (const Want &w : host ? host_cases : cuda_cases) {
+        Case c(suite, format("%s gpk_set_variant(%s, \"%s\"): the message in words", suite.backend_name(),
+                             op_name(w.op), w.name));
+        if (!c.expect(gpk_set_variant(ctx, w.op, w.name), GPK_ERROR_INVALID_ARGUMENT, "gpk_set_variant")) continue;
+        const std::string msg = gpk_last_error(ctx);
+        const std::string wrong = missing_phrase(msg, w.phrases, {"op 0", "op 1", "op 2", "op 3", "op 4"});
+        if (!wrong.empty()) c.fail("%s in \"%s\"", wrong.c_str(), msg.c_str());
+    }
 }
 
 // ---- per-context rules ----------------------------------------------------------
@@ -753,6 +830,39 @@ void gemm_batched_rules(Checker &check, gpk_context *ctx, const std::string &tag
         q = base;
         q.batch = INT64_MAX;
         bad("batch_count=2^63-1", q, {"stride_a", "stride_b", "stride_c", "batch_count"});
+        // Whatever the matrices hold: with k == 0 (A and B not read, possibly NULL) or
+        // m or n == 0 (nothing written), a stride times batch_count overflowing int64
+        // bytes is refused all the same.
+        q = base;
+        q.k = 0;
+        q.sa = INT64_MAX / 2;
+        bad("k=0, stride_a * batch_count overflowing", q, {"stride_a"});
+        q.A = q.B = nullptr;
+        bad("k=0, A and B NULL, stride_a * batch_count overflowing", q, {"stride_a"});
+        q = base;
+        q.k = 0;
+        q.A = q.B = nullptr;
+        q.sb = INT64_MAX / 3;
+        bad("k=0, stride_b * batch_count overflowing", q, {"stride_b"});
+        q = base;
+        q.m = 0;
+        q.sc = INT64_MAX / 4;
+        bad("m=0, stride_c * batch_count overflowing", q, {"stride_c"});
+        // The boundary, with n == 0: the last C matrix starting at 2^63 bytes, one past
+        // the int64 range, and 16 bytes before it.
+        q = base;
+        q.n = 0;
+        q.sc = int64_t{1} << 59;
+        bad("n=0, the last C matrix at 2^63 bytes", q, {"stride_c"});
+        q.sc = (int64_t{1} << 59) - 1;
+        check.expect_ok(tag + " gpk_gemm_strided_batched n=0, the last C matrix at 2^63 - 16 bytes", ctx, run(q));
+        // The valid side: k == 0, A and B NULL, strides whose offsets fit in int64
+        // bytes (nothing is read at them: C = beta C).
+        q = base;
+        q.k = 0;
+        q.A = q.B = nullptr;
+        q.sa = q.sb = INT64_MAX / 16 / (batch - 1);
+        check.expect_ok(tag + " gpk_gemm_strided_batched k=0, A and B NULL, strides that fit", ctx, run(q));
     }
     if (device_buffer != nullptr) {
         Call q = base;
@@ -780,6 +890,8 @@ int main(int argc, char **argv) {
     }
 
     if (host) context_rules(suite, check);
+    if (host) no_device_message(suite);
+    variant_words(suite, ctx, host);
     variant_rules(check, ctx, tag);
     for (int dtype : std::initializer_list<int>{GPK_F64, GPK_F16, GPK_BF16}) gemm_rules(check, ctx, tag, device_buffer, dtype);
     gemm_batched_rules(check, ctx, tag, device_buffer);

@@ -62,15 +62,40 @@ int device_count() {
     return count;
 }
 
+namespace {
+
+// Why cudaGetDeviceCount failed, in words. The runtime answers "CUDA driver version is
+// insufficient for CUDA runtime version" when there is no driver at all (libcuda
+// cannot be loaded), which reads as if an update would help; the driver's version
+// (0: none loaded) tells the two apart.
+gpk_status no_device(gpk_context *ctx, int device, cudaError_t err) {
+    int driver = 0, runtime = 0;
+    if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+    if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) runtime = 0;
+    cudaGetLastError();
+    if (err == cudaErrorInsufficientDriver && driver > 0)
+        return fail(ctx, GPK_ERROR_NO_DEVICE,
+                    "device (%d) cannot be used: the NVIDIA driver supports CUDA %d.%d, older than the CUDA %d.%d "
+                    "runtime libgpk was built with: update the driver",
+                    device, driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
+    if (err == cudaErrorInsufficientDriver || err == cudaErrorNoDevice)
+        return fail(ctx, GPK_ERROR_NO_DEVICE, "device (%d) cannot be used: no NVIDIA driver or GPU found (%s)", device,
+                    driver == 0 ? "no NVIDIA driver is installed" : "the driver sees no GPU");
+    return fail(ctx, GPK_ERROR_NO_DEVICE, "device (%d) cannot be used: no usable CUDA GPU: %s", device,
+                cudaGetErrorString(err));
+}
+
+}  // namespace
+
 gpk_status probe_device(gpk_context *ctx, int device) {
     int count = 0;
     const cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess) {
         cudaGetLastError();
-        return fail(ctx, GPK_ERROR_NO_DEVICE, "device (%d) cannot be used: no usable CUDA GPU: %s", device,
-                    cudaGetErrorString(err));
+        return no_device(ctx, device, err);
     }
-    GPK_RETURN_ERROR_IF(count == 0, ctx, GPK_ERROR_NO_DEVICE, "device (%d) cannot be used: no CUDA GPU is visible", device);
+    GPK_RETURN_ERROR_IF(count == 0, ctx, GPK_ERROR_NO_DEVICE,
+                        "device (%d) cannot be used: no NVIDIA driver or GPU found (the driver sees no GPU)", device);
     GPK_RETURN_ERROR_IF(device >= count, ctx, GPK_ERROR_NO_DEVICE,
                         "device (%d) does not exist: %d CUDA GPU%s visible (0..%d)", device, count,
                         count == 1 ? " is" : "s are", count - 1);
