@@ -297,7 +297,13 @@ def as_input(obj, name, where, ctx=None):
     """An operand the call reads: device arrays and DLPack tensors as they are,
     anything else through numpy (a list becomes an array; non-native byte order is
     converted). `ctx` (the Context) is where DLPack tensors must be."""
-    op = None if type(obj) is np.ndarray else _read(obj, name, where, ctx, False)
+    kind = type(obj)
+    if kind is np.ndarray:
+        op = None
+    elif _protocol_of_type.get(kind) is CAI and (iface := _interface(obj, name, where)) is not None:
+        op = _from_cuda_interface(obj, iface, name, where)  # the common device case, in fewest steps
+    else:
+        op = _read(obj, name, where, ctx, False)
     if op is None:
         arr = np.asarray(obj)
         if not arr.dtype.isnative and arr.dtype.newbyteorder("=") in DTYPES:
