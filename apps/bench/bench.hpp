@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -100,6 +101,19 @@ private:
     void *ptr_ = nullptr;
     size_t bytes_ = 0;
 };
+
+// The sizes of a case's arrays, taken with a check so that none wraps (--size can
+// ask for 2^62 elements, or products whose bytes pass 2^64). `what` names the case,
+// e.g. "reduce f32 n=4611686018427387904", for the messages; each throws Error, which
+// the run reports as the case's error.
+//
+// The product of `extents`, the element count of an array of `elem`-byte elements;
+// throws when its bytes would be more than a process can address.
+size_t checked_elements(std::initializer_list<uint64_t> extents, size_t elem, const std::string &what);
+// Throws when the case's arrays in host memory, `bytes` each, add up to more than the
+// machine has (gpk_app::host_memory_bytes): they are filled at once, so an allocation
+// that succeeded would get the process killed instead of failing.
+void need_host_memory(std::initializer_list<size_t> bytes, const std::string &what);
 
 // Deterministic non-zero test data, generated in parallel from (seed, index).
 void fill_signed(float *x, size_t n, uint64_t seed);    // +-[0.25, 1)

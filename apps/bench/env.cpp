@@ -3,6 +3,8 @@
 #include "bench.hpp"
 #include "ceilings.hpp"
 
+#include "../common/cli.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -134,6 +136,27 @@ void Buffer::poison() {
     } else {
         std::memset(ptr_, 0xFF, bytes_);
     }
+}
+
+// ---------------------------------------------------------------- sizes ---------
+
+size_t checked_elements(std::initializer_list<uint64_t> extents, size_t elem, const std::string &what) {
+    const auto count = gpk_app::checked_product(extents);
+    if (!count || !gpk_app::checked_product({*count, elem}))
+        throw Error("--size: " + what + ": its arrays would be more bytes than a process can address");
+    return static_cast<size_t>(*count);
+}
+
+void need_host_memory(std::initializer_list<size_t> bytes, const std::string &what) {
+    // Each is below 2^63 (checked_elements): the sum, in 128 bits, cannot wrap.
+    unsigned __int128 total = 0;
+    for (size_t b : bytes) total += b;
+    const uint64_t have = gpk_app::host_memory_bytes();
+    if (total <= have) return;
+    throw Error("--size: " + what + ": its arrays need " +
+                (total > UINT64_MAX ? std::string("more than 2^64 bytes")
+                                    : gpk_app::format_bytes(static_cast<uint64_t>(total))) +
+                " of host memory, more than this machine's " + gpk_app::format_bytes(have));
 }
 
 // ---------------------------------------------------------------- test data -----

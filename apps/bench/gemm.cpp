@@ -45,7 +45,12 @@ class GemmCase final : public Case {
 public:
     GemmCase(const Env &env, int dtype, int64_t m, int64_t n, int64_t k, const GemmSettings &settings)
         : env_(env), dtype_(dtype), m_(m), n_(n), k_(k), settings_(settings),
-          lda_(leading(m, settings.odd_ld)), ldb_(leading(k, settings.odd_ld)), ldc_(leading(m, settings.odd_ld)) {}
+          lda_(leading(m, settings.odd_ld)), ldb_(leading(k, settings.odd_ld)), ldc_(leading(m, settings.odd_ld)),
+          what_("gemm " + std::string(gpk_app::dtype_name(dtype)) + " " + std::to_string(m) + "x" +
+                std::to_string(n) + "x" + std::to_string(k)),
+          a_count_(checked_elements({uint64_t(lda_), uint64_t(k)}, sizeof(T), what_)),
+          b_count_(checked_elements({uint64_t(ldb_), uint64_t(n)}, sizeof(T), what_)),
+          c_count_(checked_elements({uint64_t(ldc_), uint64_t(n)}, sizeof(T), what_)) {}
 
     int op() const override { return GPK_OP_GEMM; }
     const char *op_name() const override { return "gemm"; }
@@ -66,16 +71,24 @@ public:
     const char *unit() const override { return "TFLOP/s"; }
 
     void prepare() override {
-        a_host_.resize(size_t(lda_ * k_));
-        b_host_.resize(size_t(ldb_ * n_));
+        // A and B on the host, the reference and a copy of each output (ref_, out_), A, B
+        // and C as the case's arrays unless those are device memory, and for 16-bit
+        // elements the floats they are rounded from.
+        const size_t a = a_count_ * sizeof(T), b = b_count_ * sizeof(T), c = c_count_ * sizeof(T);
+        const bool device = env_.arrays() == Place::kDevice;
+        need_host_memory({a, b, c, c, device ? 0 : a, device ? 0 : b, device ? 0 : c,
+                          sizeof(T) == 2 ? 2 * std::max(a, b) : 0},
+                         what_);
+        a_host_.resize(a_count_);
+        b_host_.resize(b_count_);
         fill_matrix(&a_host_, dtype_, 0xA11CE);
         fill_matrix(&b_host_, dtype_, 0xB0B);
         a_ = std::make_unique<Buffer>(env_, a_host_.size() * sizeof(T));
         b_ = std::make_unique<Buffer>(env_, b_host_.size() * sizeof(T));
-        c_ = std::make_unique<Buffer>(env_, size_t(ldc_ * n_) * sizeof(T));
+        c_ = std::make_unique<Buffer>(env_, c_count_ * sizeof(T));
         a_->upload(a_host_.data());
         b_->upload(b_host_.data());
-        out_.resize(size_t(ldc_ * n_));
+        out_.resize(c_count_);
     }
 
     void poison() override { c_->poison(); }
@@ -86,13 +99,13 @@ public:
     }
 
     void keep_reference() override {
-        ref_.resize(size_t(ldc_ * n_));
+        ref_.resize(c_count_);
         c_->download(ref_.data());
     }
     bool has_reference() const override { return !ref_.empty(); }
 
     gpk_status host_reference(gpk_context *host) override {
-        ref_.resize(size_t(ldc_ * n_));
+        ref_.resize(c_count_);
         const gpk_status st = gpk_gemm(host, dtype_, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, m_, n_, k_, 1.0,
                                        a_host_.data(), lda_, b_host_.data(), ldb_, 0.0, ref_.data(), ldc_);
         if (st != GPK_SUCCESS) ref_.clear();
@@ -148,6 +161,8 @@ private:
     int64_t m_, n_, k_;
     GemmSettings settings_;
     int64_t lda_, ldb_, ldc_;
+    std::string what_;                    // for messages: "gemm f32 4096x4096x4096"
+    size_t a_count_, b_count_, c_count_;  // elements, with the leading dimensions
     std::vector<T> a_host_, b_host_, ref_, out_;
     std::unique_ptr<Buffer> a_, b_, c_;
 };

@@ -21,9 +21,14 @@ namespace {
 template <class T>
 class GemmBatchedCase final : public Case {
 public:
+    // The batch fills operand_bytes per operand with n x n products, or is one product
+    // where one is larger; a product too large for the address space throws (Error).
     GemmBatchedCase(const Env &env, int dtype, int64_t n, size_t operand_bytes)
         : env_(env), dtype_(dtype), n_(n),
-          batch_(std::max<int64_t>(1, static_cast<int64_t>(operand_bytes / (size_t(n) * size_t(n) * sizeof(T))))) {}
+          what_("gemm_batched " + std::string(gpk_app::dtype_name(dtype)) + " n=" + std::to_string(n)),
+          product_(checked_elements({uint64_t(n), uint64_t(n)}, sizeof(T), what_)),
+          batch_(std::max<int64_t>(1, static_cast<int64_t>(operand_bytes / (product_ * sizeof(T))))),
+          elements_(checked_elements({product_, uint64_t(batch_)}, sizeof(T), what_)) {}
 
     int op() const override { return GPK_OP_GEMM_BATCHED; }
     const char *op_name() const override { return "gemm_batched"; }
@@ -45,6 +50,10 @@ public:
     const char *unit() const override { return "GB/s"; }
 
     void prepare() override {
+        // A and B on the host, the reference and a copy of the output (ref_, out_), and A,
+        // B and C as the case's arrays unless those are device memory.
+        const size_t bytes = elements() * sizeof(T), arrays = env_.arrays() == Place::kDevice ? 0 : bytes;
+        need_host_memory({bytes, bytes, bytes, bytes, arrays, arrays, arrays}, what_);
         a_host_.resize(elements());
         b_host_.resize(elements());
         fill_signed(a_host_.data(), a_host_.size(), 0xBA7C4A);
@@ -121,15 +130,19 @@ public:
 
 private:
     gpk_status run(gpk_context *ctx, const void *A, const void *B, void *C) const {
-        const int64_t s = n_ * n_;
+        const auto s = static_cast<int64_t>(product_);
         return gpk_gemm_strided_batched(ctx, dtype_, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, n_, n_, n_, 1.0, A, n_,
                                         s, B, n_, s, 0.0, C, n_, s, batch_);
     }
-    size_t elements() const { return size_t(n_) * size_t(n_) * size_t(batch_); }
+    size_t elements() const { return elements_; }
 
     const Env &env_;
     int dtype_;
-    int64_t n_, batch_;
+    int64_t n_;
+    std::string what_;  // for messages: "gemm_batched f32 n=64"
+    size_t product_;    // n_ x n_: one product's elements
+    int64_t batch_;
+    size_t elements_;   // product_ x batch_
     std::vector<T> a_host_, b_host_, ref_, out_;
     std::unique_ptr<Buffer> a_, b_, c_;
 };

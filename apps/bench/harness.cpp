@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <cmath>
 #include <chrono>
+#include <new>
 #include <numeric>
 #include <random>
 
@@ -426,6 +427,11 @@ CaseResult run_case(Env &env, Case &c, const RunOptions &opt) {
         if (r.has_ceilings) print_ceiling_summary(r);
     } catch (const Error &e) {
         r.error = e.what();
+        print_case_error(r);
+    } catch (const std::bad_alloc &) {
+        // Host memory the case's sizes passed need_host_memory with but did not get:
+        // the case fails, the run goes on with the next.
+        r.error = "out of host memory for the case's arrays";
         print_case_error(r);
     }
     // Later cases, and anyone reusing the context, start from the default again.

@@ -10,10 +10,13 @@
 #include "bench.hpp"
 
 #include "../common/cli.hpp"
+#include "../common/ladders.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -22,7 +25,6 @@ namespace {
 using namespace gpk_bench;
 
 constexpr const char *kProg = "gpk-bench";
-constexpr const char *kDefaultJson = "gpk-bench.json";
 constexpr uint64_t kPiSeed = 2026;
 constexpr int kDefaultRepeat = 20;
 constexpr int kQuickRepeat = 5;
@@ -38,8 +40,7 @@ struct Spec {
     std::vector<uint64_t> dims;
 };
 
-const char *const kOpNames[] = {"gemm", "reduce", "transpose", "pi", "gemm_batched"};
-constexpr int kOpCount = sizeof kOpNames / sizeof kOpNames[0];
+using gpk_app::kOpCount;
 // gemm_batched's batch fills about this much per operand (A, B and C each), small
 // runs a sixty-fourth of it.
 constexpr size_t kBatchedOperandBytes = size_t(1) << 30;
@@ -90,7 +91,7 @@ struct Options {
     std::vector<std::string> variants;  // empty: every variant, or with --memory pinned {"auto"}
     bool pinned = false;                // --memory pinned
     int repeat = 0;  // 0: the default for the mode
-    std::string json = kDefaultJson;
+    std::string json;  // empty: no JSON file
     bool quick = false;
     bool list = false;
     int backend = GPK_BACKEND_AUTO;
@@ -139,19 +140,38 @@ void usage(std::FILE *to) {
                  "             a variant whose first call takes over 2 s gets 3. Without it, on the GPU\n"
                  "             with device arrays, a variant whose calls are short gets enough of them to\n"
                  "             add up to %g ms, at most %d\n"
-                 "  --json     where to write every row (default %s)\n"
+                 "  --json     also write every row to FILE as JSON (default: no file)\n"
                  "  --quick    small sizes, for a smoke test\n"
                  "  --backend  auto (default): the GPU, or the host backend at small sizes without one\n"
                  "  --device   CUDA device index (default 0)\n"
-                 "  --list     print the variants of each op and exit\n"
+                 "  --list     print every rung of every ladder this build holds, each backend's, marking\n"
+                 "             those this machine cannot run, and exit\n"
                  "Exit status: 0 when every variant matched the vendor's output, 1 otherwise.\n",
-                 kProg, kDefaultRepeat, kQuickRepeat, kMinTimedMs, kShortRepeat, kDefaultJson);
+                 kProg, kDefaultRepeat, kQuickRepeat, kMinTimedMs, kShortRepeat);
 }
 
-int parse_op(const std::string &name) {
-    for (int op = 0; op < kOpCount; ++op)
-        if (name == kOpNames[op]) return op;
-    return -1;
+// What is wrong with a list option's value: missing, or a list with an empty part.
+std::string list_problem(const char *option, const char *what, bool missing, const std::string &value) {
+    if (missing) return std::string(option) + " needs a value: " + what + ", comma-separated";
+    return std::string(option) + ": '" + value + "' is not a list of " + what + " (comma-separated, no empty parts)";
+}
+
+// The --op choices for a message.
+std::string op_choices() {
+    std::vector<std::string> names;
+    for (int op = 0; op < kOpCount; ++op) names.push_back(gpk_app::op_name(op));
+    names.push_back("all");
+    return gpk_app::join_choices(names);
+}
+
+// The forms of an op's --size, for a message.
+const char *size_forms(int op) {
+    switch (op) {
+        case GPK_OP_GEMM: return "N or MxNxK";
+        case GPK_OP_TRANSPOSE: return "N or ROWSxCOLS";
+        case GPK_OP_PI: return "a sample count";
+        default: return "N";
+    }
 }
 
 // Returns 0 when the options are good, else the exit status to use.
@@ -172,24 +192,29 @@ int parse(int argc, char **argv, Options *opt) {
         } else if (arg == "--list") {
             opt->list = true;
         } else if (gpk_app::take_option(argc, argv, &i, "--op", &value, &missing)) {
-            if (missing) return bad("--op needs a value");
-            for (const std::string &name : gpk_app::split(value, ',')) {
+            const auto names = missing ? std::nullopt : gpk_app::parse_list(value);
+            if (!names) return bad(list_problem("--op", "ops", missing, value));
+            for (const std::string &name : *names) {
                 if (name == "all") {
                     opt->ops = {GPK_OP_GEMM, GPK_OP_REDUCE, GPK_OP_TRANSPOSE, GPK_OP_PI, GPK_OP_GEMM_BATCHED};
                     continue;
                 }
-                const int op = parse_op(name);
-                if (op < 0) return bad("unknown op '" + name + "' (gemm, reduce, transpose, pi, gemm_batched or all)");
+                const int op = gpk_app::parse_op(name);
+                if (op < 0)
+                    return bad("--op: unknown op '" + name + "'; the choices are " + op_choices());
                 opt->ops.push_back(op);
             }
         } else if (gpk_app::take_option(argc, argv, &i, "--size", &value, &missing)) {
-            if (missing) return bad("--size needs a value");
-            for (const std::string &size : gpk_app::split(value, ',')) opt->sizes.push_back(size);
+            const auto sizes = missing ? std::nullopt : gpk_app::parse_list(value);
+            if (!sizes) return bad(list_problem("--size", "sizes", missing, value));
+            opt->sizes.insert(opt->sizes.end(), sizes->begin(), sizes->end());
         } else if (gpk_app::take_option(argc, argv, &i, "--dtype", &value, &missing)) {
-            if (missing) return bad("--dtype needs a value");
-            for (const std::string &name : gpk_app::split(value, ',')) {
+            const auto names = missing ? std::nullopt : gpk_app::parse_list(value);
+            if (!names) return bad(list_problem("--dtype", "dtypes", missing, value));
+            for (const std::string &name : *names) {
                 const int dtype = gpk_app::parse_dtype(name);
-                if (dtype < 0) return bad("unknown dtype '" + name + "' (f32, f64, i32, i64, f16 or bf16)");
+                if (dtype < 0)
+                    return bad("--dtype: unknown dtype '" + name + "'; the choices are " + gpk_app::dtype_choices());
                 opt->dtypes.push_back(dtype);
             }
         } else if (gpk_app::take_option(argc, argv, &i, "--math", &value, &missing)) {
@@ -201,14 +226,16 @@ int parse(int argc, char **argv, Options *opt) {
             if (value != "tight" && value != "odd") return bad("unknown --ld '" + value + "' (tight or odd)");
             opt->gemm.odd_ld = value == "odd";
         } else if (gpk_app::take_option(argc, argv, &i, "--variant", &value, &missing)) {
-            if (missing || value.empty()) return bad("--variant needs a variant name");
-            for (const std::string &name : gpk_app::split(value, ',')) opt->variants.push_back(name);
+            // Checked against the ladders once the backend is known (check_variants).
+            const auto names = missing ? std::nullopt : gpk_app::parse_list(value);
+            if (!names) return bad(list_problem("--variant", "variant names", missing, value));
+            opt->variants.insert(opt->variants.end(), names->begin(), names->end());
         } else if (gpk_app::take_option(argc, argv, &i, "--memory", &value, &missing)) {
             if (missing || (value != "device" && value != "pinned")) return bad("--memory must be device or pinned");
             opt->pinned = value == "pinned";
         } else if (gpk_app::take_option(argc, argv, &i, "--repeat", &value, &missing)) {
-            const auto repeat = gpk_app::parse_count(value);
-            if (missing || !repeat || *repeat < 1 || *repeat > 100000) return bad("--repeat needs a count >= 1");
+            const auto repeat = missing ? std::nullopt : gpk_app::parse_count(value, 100000);
+            if (!repeat || *repeat < 1) return bad("--repeat needs a count from 1 to 100000");
             opt->repeat = static_cast<int>(*repeat);
         } else if (gpk_app::take_option(argc, argv, &i, "--json", &value, &missing)) {
             if (missing || value.empty()) return bad("--json needs a file name");
@@ -217,8 +244,8 @@ int parse(int argc, char **argv, Options *opt) {
             opt->backend = missing ? -1 : gpk_app::parse_backend(value);
             if (opt->backend < 0) return bad("--backend must be auto, cuda or host");
         } else if (gpk_app::take_option(argc, argv, &i, "--device", &value, &missing)) {
-            const auto device = gpk_app::parse_count(value);
-            if (missing || !device || *device > 1024) return bad("--device needs a device index");
+            const auto device = missing ? std::nullopt : gpk_app::parse_count(value, 1023);
+            if (!device) return bad("--device needs a device index, 0 to 1023");
             opt->device = static_cast<int>(*device);
         } else {
             std::fprintf(stderr, "%s: unexpected argument '%s'\n", kProg, arg.c_str());
@@ -285,7 +312,8 @@ bool plan(const Options &opt, bool small, std::vector<Spec> *specs) {
             for (const std::string &text : opt.sizes) {
                 const auto dims = gpk_app::parse_dims(text);
                 if (!dims || !valid_dims(op, *dims)) {
-                    std::fprintf(stderr, "%s: '%s' is not a %s size\n", kProg, text.c_str(), kOpNames[op]);
+                    std::fprintf(stderr, "%s: --size: '%s' is not a %s size (%s, each from 1 to 2^63 - 1)\n", kProg,
+                                 text.c_str(), gpk_app::op_name(op), size_forms(op));
                     return false;
                 }
                 sizes.push_back(*dims);
@@ -315,14 +343,77 @@ std::unique_ptr<Case> make_case(const Env &env, const Spec &s, const GemmSetting
     }
 }
 
-void list_variants(const Env &env) {
-    for (int op = 0; op < kOpCount; ++op) {
-        int count = 0;
-        gpk_variant_count(env.ctx, op, &count);
-        std::printf("%-10s", kOpNames[op]);
-        for (int i = 0; i < count; ++i) std::printf(" %d:%s", i, gpk_variant_name(env.ctx, op, i));
-        std::printf("\n");
+// --list: every rung of every ladder the build holds, the CUDA backend's and the host
+// backend's, each line marked where this machine cannot run it. The CUDA rungs come
+// from a CUDA context where there is a usable GPU, else from the build's lists
+// (gpk_app::built_cuda_rungs), so that a machine without one still shows them.
+int list_rungs(const Options &opt) {
+    gpk_context *cuda = nullptr, *host = nullptr;
+    std::string cuda_absent;
+    if (!gpk_app::build_has_cuda()) {
+        cuda_absent = "this build has no CUDA backend";
+    } else if (gpk_create(&cuda, GPK_BACKEND_CUDA, opt.device) != GPK_SUCCESS) {
+        cuda_absent = gpk_last_error(nullptr);
+        cuda = nullptr;
     }
+    if (const gpk_status st = gpk_create(&host, GPK_BACKEND_HOST, 0); st != GPK_SUCCESS) {
+        gpk_app::report_failure(kProg, "gpk_create (host)", st, nullptr);
+        gpk_destroy(cuda);
+        return 1;
+    }
+    std::printf("the ladders of this build, each backend's rungs in ladder order (index:name); --variant takes\n"
+                "the names, \"all\" and \"auto\"\n");
+    const auto print = [](const char *backend, const char *mark, const std::vector<std::string> &rungs) {
+        std::printf("  %-5s%s", backend, mark);
+        for (size_t i = 0; i < rungs.size(); ++i) std::printf(" %zu:%s", i, rungs[i].c_str());
+        std::printf("\n");
+    };
+    for (int op = 0; op < kOpCount; ++op) {
+        std::printf("%s\n", gpk_app::op_name(op));
+        if (gpk_app::build_has_cuda())
+            print("cuda", cuda ? "" : " (cannot run here)",
+                  cuda ? gpk_app::context_rungs(cuda, op) : gpk_app::built_cuda_rungs(op));
+        else
+            std::printf("  cuda  none: this build has no CUDA backend\n");
+        print("host", "", gpk_app::context_rungs(host, op));
+    }
+    if (!cuda_absent.empty() && gpk_app::build_has_cuda())
+        std::printf("(cannot run here): no usable GPU on this machine: %s\n", cuda_absent.c_str());
+    gpk_destroy(cuda);
+    gpk_destroy(host);
+    return 0;
+}
+
+// Every --variant name must be a rung of one of the ops asked for on the backend at
+// hand, or "all" or "auto": a name that is none would otherwise run the vendor's row
+// alone and pass, a typo unnoticed. Returns the exit status to use when one is not.
+int check_variants(const Options &opt, const Env &env) {
+    for (const std::string &name : opt.variants) {
+        if (name == "all" || name == "auto") continue;
+        std::vector<std::string> ops, cuda_ops, choices;
+        bool found = false;
+        for (int op : opt.ops) {
+            const std::vector<std::string> rungs = gpk_app::context_rungs(env.ctx, op);
+            found = found || std::find(rungs.begin(), rungs.end(), name) != rungs.end();
+            const std::vector<std::string> &built = gpk_app::built_cuda_rungs(op);
+            if (std::find(built.begin(), built.end(), name) != built.end()) cuda_ops.push_back(gpk_app::op_name(op));
+            ops.push_back(gpk_app::op_name(op));
+            choices.push_back(std::string(gpk_app::op_name(op)) + ": " + gpk_app::join_choices(rungs, ", "));
+        }
+        if (found) continue;
+        std::string text = "--variant: '" + name + "' is ";
+        if (!env.cuda && !cuda_ops.empty())
+            text += "a CUDA rung of " + gpk_app::join_choices(cuda_ops, " and ") +
+                    ", and this run is on the host backend";
+        else
+            text += "not a variant of " + gpk_app::join_choices(ops) + " on the " + (env.cuda ? "CUDA" : "host") +
+                    " backend";
+        text += "; the choices are the rungs (" + gpk_app::join_choices(choices, "; ") + "), all and auto";
+        if (!env.cuda && gpk_app::build_has_cuda()) text += " (gpk-bench --list shows the CUDA rungs too)";
+        std::fprintf(stderr, "%s: %s\n", kProg, text.c_str());
+        return 2;
+    }
+    return 0;
 }
 
 // The context under test. AUTO tries the GPU first so that a missing one is said
@@ -354,14 +445,12 @@ std::unique_ptr<Env> open_env(const Options &opt) {
 int main(int argc, char **argv) {
     Options opt;
     if (const int rc = parse(argc, argv, &opt)) return rc;
+    if (opt.list) return list_rungs(opt);
 
     try {
         const std::unique_ptr<Env> env = open_env(opt);
         if (!env) return 1;
-        if (opt.list) {
-            list_variants(*env);
-            return 0;
-        }
+        if (const int rc = check_variants(opt, *env)) return rc;
 
         if (opt.gemm.math != GPK_MATH_DEFAULT) {
             const gpk_status st = gpk_set_math_mode(env->ctx, opt.gemm.math);
@@ -415,14 +504,22 @@ int main(int argc, char **argv) {
             for (const Row &row : r.rows) failed += row.failed();
         }
 
-        const bool written = write_json(opt.json, info, results);
-        if (written)
+        // JSON only where asked: a run leaves no file behind in the current directory.
+        const bool written = opt.json.empty() || write_json(opt.json, info, results);
+        if (!opt.json.empty() && written)
             std::printf("\nwrote %s\n", opt.json.c_str());
-        else
+        else if (!written)
             std::fprintf(stderr, "%s: cannot write %s\n", kProg, opt.json.c_str());
         if (failed) std::printf("%d FAILED\n", failed);
         return failed || !written ? 1 : 0;
     } catch (const Error &e) {
+        std::fprintf(stderr, "%s: %s\n", kProg, e.what());
+        return 1;
+    } catch (const std::bad_alloc &) {
+        // The cases report their own; this is what the run around them could not get.
+        std::fprintf(stderr, "%s: out of host memory\n", kProg);
+        return 1;
+    } catch (const std::exception &e) {
         std::fprintf(stderr, "%s: %s\n", kProg, e.what());
         return 1;
     }

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <type_traits>
 
 namespace gpk_bench {
@@ -18,7 +19,10 @@ namespace {
 template <class T, class R>
 class ReduceCase final : public Case {
 public:
-    ReduceCase(const Env &env, int dtype, int64_t n) : env_(env), dtype_(dtype), n_(n) {}
+    ReduceCase(const Env &env, int dtype, int64_t n)
+        : env_(env), dtype_(dtype), n_(n),
+          what_("reduce " + std::string(gpk_app::dtype_name(dtype)) + " n=" + std::to_string(n)),
+          count_(checked_elements({uint64_t(n)}, sizeof(T), what_)) {}
 
     int op() const override { return GPK_OP_REDUCE; }
     const char *op_name() const override { return "reduce"; }
@@ -34,7 +38,11 @@ public:
     const char *unit() const override { return "GB/s"; }
 
     void prepare() override {
-        x_host_.resize(size_t(n_));
+        // x on the host, again as the case's array unless that is device memory, and for
+        // 16-bit elements the floats they are rounded from.
+        const size_t bytes = count_ * sizeof(T);
+        need_host_memory({bytes, env_.arrays() == Place::kDevice ? 0 : bytes, sizeof(T) == 2 ? 2 * bytes : 0}, what_);
+        x_host_.resize(count_);
         // Positive floats keep the sum far from cancellation, so a relative error
         // measures the reduction and not the data.
         if constexpr (std::is_floating_point_v<T>) {
@@ -93,7 +101,7 @@ public:
     // result is too small to receive it).
     std::vector<Ceiling> ceilings() override {
         if (!env_.pinned) return {};
-        return link_ceilings(env_, size_t(n_) * sizeof(T), [this] {
+        return link_ceilings(env_, count_ * sizeof(T), [this] {
             return LinkEnds{x_.get(), nullptr, x_host_.data()};
         });
     }
@@ -102,6 +110,8 @@ private:
     const Env &env_;
     int dtype_;
     int64_t n_;
+    std::string what_;  // for messages: "reduce f32 n=4194304"
+    size_t count_;      // n_ elements, whose bytes fit in the address space
     std::vector<T> x_host_;
     R ref_{};
     bool has_ref_ = false;

@@ -5,8 +5,11 @@
 #include "bench.hpp"
 #include "ceilings.hpp"
 
+#include "../common/cli.hpp"
+
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 namespace gpk_bench {
@@ -16,7 +19,10 @@ template <class T>
 class TransposeCase final : public Case {
 public:
     TransposeCase(const Env &env, int dtype, int64_t rows, int64_t cols)
-        : env_(env), dtype_(dtype), rows_(rows), cols_(cols) {}
+        : env_(env), dtype_(dtype), rows_(rows), cols_(cols),
+          what_("transpose " + std::string(gpk_app::dtype_name(dtype)) + " " + std::to_string(rows) + "x" +
+                std::to_string(cols)),
+          elements_(checked_elements({uint64_t(rows), uint64_t(cols)}, sizeof(T), what_)) {}
 
     int op() const override { return GPK_OP_TRANSPOSE; }
     const char *op_name() const override { return "transpose"; }
@@ -37,6 +43,11 @@ public:
     const char *unit() const override { return "GB/s"; }
 
     void prepare() override {
+        // A on the host, the reference and a copy of each output (a_host_, ref_, out_),
+        // A and B as the case's arrays unless those are device memory, and for 16-bit
+        // elements the 32-bit words they are drawn from.
+        const size_t bytes = elements() * sizeof(T), arrays = env_.arrays() == Place::kDevice ? 0 : bytes;
+        need_host_memory({bytes, bytes, bytes, arrays, arrays, sizeof(T) == 2 ? 2 * bytes : 0}, what_);
         a_host_.resize(elements());
         if constexpr (std::is_floating_point_v<T>) {
             fill_signed(a_host_.data(), a_host_.size(), 0x7A05);
@@ -120,11 +131,13 @@ private:
         return {false, "B differs from A"};
     }
 
-    size_t elements() const { return size_t(rows_) * size_t(cols_); }
+    size_t elements() const { return elements_; }
 
     const Env &env_;
     int dtype_;
     int64_t rows_, cols_;
+    std::string what_;  // for messages: "transpose f32 8192x8192"
+    size_t elements_;   // rows_ x cols_, whose bytes fit in the address space
     std::vector<T> a_host_, ref_, out_;
     std::unique_ptr<Buffer> a_, b_;
 };

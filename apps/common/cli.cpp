@@ -2,8 +2,10 @@
 
 #include <cuda_runtime.h>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -17,8 +19,6 @@
 namespace gpk_app {
 namespace {
 
-constexpr uint64_t kMaxCount = uint64_t(1) << 63;
-
 bool all_digits(const std::string &s) {
     if (s.empty()) return false;
     for (char c : s)
@@ -26,58 +26,68 @@ bool all_digits(const std::string &s) {
     return true;
 }
 
-std::optional<uint64_t> parse_plain(const std::string &s) {
-    if (!all_digits(s) || s.size() > 19) return std::nullopt;
-    const uint64_t v = std::stoull(s);
-    if (v > kMaxCount) return std::nullopt;
+// Digits only, at most `max`; accumulated with a check rather than through stoull,
+// so that every value up to 2^64 - 1 is read exactly and none beyond it wraps.
+std::optional<uint64_t> parse_plain(const std::string &s, uint64_t max) {
+    if (!all_digits(s)) return std::nullopt;
+    uint64_t v = 0;
+    for (char c : s) {
+        const auto digit = static_cast<uint64_t>(c - '0');
+        if (digit > max || v > (max - digit) / 10) return std::nullopt;
+        v = v * 10 + digit;
+    }
     return v;
 }
 
-bool mul_checked(uint64_t a, uint64_t b, uint64_t *out) {
-    if (a != 0 && b > kMaxCount / a) return false;
+bool mul_checked(uint64_t a, uint64_t b, uint64_t max, uint64_t *out) {
+    if (a != 0 && b > max / a) return false;
     *out = a * b;
-    return *out <= kMaxCount;
+    return true;
 }
 
 // "1e8", "2.5e6": decimal mantissa times a power of ten, exact integers only.
-std::optional<uint64_t> parse_scientific(const std::string &s, size_t e) {
+std::optional<uint64_t> parse_scientific(const std::string &s, size_t e, uint64_t max) {
     std::string mant = s.substr(0, e);
-    const auto exponent = parse_plain(s.substr(e + 1));
-    if (!exponent || *exponent > 19) return std::nullopt;
+    const auto exponent = parse_plain(s.substr(e + 1), 19);
+    if (!exponent) return std::nullopt;
     int shift = static_cast<int>(*exponent);
     const size_t dot = mant.find('.');
     if (dot != std::string::npos) {
+        // Digits on both sides of the point: "1.e8" and ".5e8" are typos.
+        if (dot == 0 || dot + 1 == mant.size()) return std::nullopt;
         std::string frac = mant.substr(dot + 1);
         while (!frac.empty() && frac.back() == '0') frac.pop_back();
         if (static_cast<int>(frac.size()) > shift) return std::nullopt;  // not an integer
         shift -= static_cast<int>(frac.size());
         mant = mant.substr(0, dot) + frac;
     }
-    auto value = parse_plain(mant);
+    auto value = parse_plain(mant, max);
     if (!value) return std::nullopt;
     uint64_t v = *value;
     for (int i = 0; i < shift; ++i)
-        if (!mul_checked(v, 10, &v)) return std::nullopt;
+        if (!mul_checked(v, 10, max, &v)) return std::nullopt;
     return v;
 }
 
 }  // namespace
 
-std::optional<uint64_t> parse_count(const std::string &text) {
+std::optional<uint64_t> parse_count(const std::string &text, uint64_t max) {
     const size_t caret = text.find('^');
     if (caret != std::string::npos) {
-        const auto base = parse_plain(text.substr(0, caret));
-        const auto exponent = parse_plain(text.substr(caret + 1));
-        if (!base || !exponent || *exponent > 63) return std::nullopt;
+        const auto base = parse_plain(text.substr(0, caret), max);
+        const auto exponent = parse_plain(text.substr(caret + 1), 64);
+        if (!base || !exponent) return std::nullopt;
         uint64_t v = 1;
         for (uint64_t i = 0; i < *exponent; ++i)
-            if (!mul_checked(v, *base, &v)) return std::nullopt;
+            if (!mul_checked(v, *base, max, &v)) return std::nullopt;
         return v;
     }
     const size_t e = text.find_first_of("eE");
-    if (e != std::string::npos) return parse_scientific(text, e);
-    return parse_plain(text);
+    if (e != std::string::npos) return parse_scientific(text, e, max);
+    return parse_plain(text, max);
 }
+
+std::optional<uint64_t> parse_seed(const std::string &text) { return parse_count(text, UINT64_MAX); }
 
 std::optional<uint64_t> parse_bytes(const std::string &text) {
     static const char kSuffixes[] = "KMGT";
@@ -96,14 +106,15 @@ std::optional<uint64_t> parse_bytes(const std::string &text) {
     }
     const std::string number = text.substr(0, end - 1);
     const int shift = 10 * static_cast<int>(suffix - kSuffixes + 1);
-    // Digits with at most one point: the mantissa times 2^shift must be whole.
+    // Digits, with at most one point and digits on both sides of it (".5G" and "1.G"
+    // are typos, as in parse_count): the mantissa times 2^shift must be whole.
     const size_t dot = number.find('.');
     const std::string whole = number.substr(0, dot);
     std::string frac = dot == std::string::npos ? "" : number.substr(dot + 1);
-    if ((whole.empty() && frac.empty()) || (!whole.empty() && !all_digits(whole)) ||
-        (!frac.empty() && !all_digits(frac)) || whole.size() > 19 || frac.size() > 18)
+    if (!all_digits(whole) || (dot != std::string::npos && !all_digits(frac)) || whole.size() > 19 ||
+        frac.size() > 18)
         return std::nullopt;
-    const uint64_t w = whole.empty() ? 0 : std::stoull(whole);
+    const uint64_t w = std::stoull(whole);
     if (w > (kMaxCount >> shift)) return std::nullopt;
     uint64_t v = w << shift;
     if (!frac.empty()) {
@@ -135,22 +146,61 @@ std::string format_bytes(uint64_t bytes) {
     return buf;
 }
 
-std::optional<std::vector<uint64_t>> parse_dims(const std::string &text) {
+std::optional<std::vector<std::string>> parse_list(const std::string &text, char sep) {
+    std::vector<std::string> parts;
+    size_t start = 0;
+    for (;;) {
+        const size_t end = std::min(text.find(sep, start), text.size());
+        if (end == start) return std::nullopt;  // "", "a,,b", ",a", "a,"
+        parts.push_back(text.substr(start, end - start));
+        if (end == text.size()) return parts;
+        start = end + 1;
+    }
+}
+
+std::optional<std::vector<uint64_t>> parse_dims(const std::string &text, uint64_t max) {
+    const auto parts = parse_list(text, 'x');
+    if (!parts) return std::nullopt;
     std::vector<uint64_t> dims;
-    for (const std::string &part : split(text, 'x')) {
-        const auto v = parse_count(part);
+    for (const std::string &part : *parts) {
+        const auto v = parse_count(part, max);
         if (!v) return std::nullopt;
         dims.push_back(*v);
     }
-    if (dims.empty()) return std::nullopt;
     return dims;
+}
+
+std::optional<uint64_t> checked_product(std::initializer_list<uint64_t> factors, uint64_t max) {
+    uint64_t product = 1;
+    for (uint64_t f : factors)
+        if (!mul_checked(product, f, max, &product)) return std::nullopt;
+    return product;
+}
+
+uint64_t host_memory_bytes() {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    uint64_t bytes = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : UINT64_MAX;
+    // A container's limit (cgroup v2, then v1): "max" or a huge figure where none is set.
+    for (const char *path : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+        std::ifstream in(path);
+        std::string text;
+        if (!(in >> text)) continue;
+        if (const auto limit = parse_plain(text, UINT64_MAX); limit && *limit > 0) bytes = std::min(bytes, *limit);
+    }
+    // And the process's own address-space limit (ulimit -v), where one is set.
+    rlimit as{};
+    if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) bytes = std::min<uint64_t>(bytes, as.rlim_cur);
+    return bytes;
 }
 
 bool take_option(int argc, char **argv, int *i, const char *name, std::string *value, bool *missing) {
     const std::string arg = argv[*i];
     const std::string flag = name;
     if (arg == flag) {
-        if (*i + 1 >= argc) {
+        // The next argument is another option, not this one's value: "--seed --json"
+        // lacks a seed. (No value of any app's options begins with "--"; one that did
+        // could still be given as --name=value.)
+        if (*i + 1 >= argc || std::strncmp(argv[*i + 1], "--", 2) == 0) {
             *missing = true;
             return true;
         }
@@ -164,16 +214,9 @@ bool take_option(int argc, char **argv, int *i, const char *name, std::string *v
     return false;
 }
 
-std::vector<std::string> split(const std::string &text, char sep) {
-    std::vector<std::string> parts;
-    size_t start = 0;
-    while (start <= text.size()) {
-        size_t end = text.find(sep, start);
-        if (end == std::string::npos) end = text.size();
-        if (end > start) parts.push_back(text.substr(start, end - start));
-        start = end + 1;
-    }
-    return parts;
+bool is_option(const char *arg, const char *name) {
+    const size_t n = std::strlen(name);
+    return std::strncmp(arg, name, n) == 0 && (arg[n] == '\0' || arg[n] == '=');
 }
 
 int parse_backend(const std::string &text) {
@@ -197,6 +240,8 @@ constexpr const char *kDtypeNames[] = {"f32", "f64", "i32", "i64", "f16", "bf16"
 static_assert(GPK_F32 == 0 && GPK_F64 == 1 && GPK_I32 == 2 && GPK_I64 == 3 && GPK_F16 == 4 && GPK_BF16 == 5,
               "kDtypeNames is indexed by dtype");
 
+const char *dtype_choices() { return "f32, f64, i32, i64, f16 or bf16"; }
+
 int parse_dtype(const std::string &text) {
     for (int d = 0; d < 6; ++d)
         if (text == kDtypeNames[d]) return d;
@@ -211,15 +256,14 @@ size_t dtype_bytes(int dtype) {
 }
 
 std::optional<std::vector<int>> parse_devices(const std::string &text) {
+    const auto parts = parse_list(text);
+    if (!parts) return std::nullopt;
     std::vector<int> devices;
-    for (const std::string &part : split(text, ',')) {
-        const auto v = parse_plain(part);
-        if (!v || *v >= 1024) return std::nullopt;
+    for (const std::string &part : *parts) {
+        const auto v = parse_count(part, 1023);
+        if (!v) return std::nullopt;
         devices.push_back(static_cast<int>(*v));
     }
-    // split() drops empty parts; a list with one is a typo, not a shorter list.
-    if (devices.empty() || text.front() == ',' || text.back() == ',' || text.find(",,") != std::string::npos)
-        return std::nullopt;
     return devices;
 }
 
@@ -269,11 +313,10 @@ int mpi_handover(const char *prog, int argc, char **argv, bool twin_built) {
 }
 
 bool take_placement(int argc, char **argv, int *i, int *backend, std::vector<int> *devices, std::string *error) {
-    const std::string arg = argv[*i];
     std::string value;
     bool missing = false;
     const auto bad = [&](const char *what) {
-        *error = std::string(what) + ": '" + (missing ? arg : value) + "'";
+        *error = std::string(what) + (missing ? ": the value is missing" : ": '" + value + "'");
         return true;
     };
     error->clear();
@@ -283,8 +326,8 @@ bool take_placement(int argc, char **argv, int *i, int *backend, std::vector<int
         return true;
     }
     if (take_option(argc, argv, i, "--device", &value, &missing)) {
-        const auto device = parse_count(value);
-        if (missing || !device || *device > 1024) return bad("--device needs a device index");
+        const auto device = missing ? std::nullopt : parse_count(value, 1023);
+        if (!device) return bad("--device needs a device index, 0 to 1023");
         *devices = {static_cast<int>(*device)};
         return true;
     }

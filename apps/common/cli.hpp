@@ -5,16 +5,34 @@
 
 #include "gpk/gpk.h"
 
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace gpk_app {
 
-// A non-negative count: "100000", "1e8", "2^32". nullopt when the text is not an
-// exact integer in [0, 2^63].
-std::optional<uint64_t> parse_count(const std::string &text);
+// ---- numbers, sizes and lists ---------------------------------------------------------
+//
+// The one grammar of every app's command line: each number, size and list an app reads
+// goes through these, so that all apps take and refuse the same texts. A text is taken
+// whole or refused (nullopt), never read in part: "5xx6", "x5", "0,,1", "1e", "2^" and
+// "" are refused, not read as 5x6, 5, 0,1, 1, 2 or 0.
+
+// The largest count parse_count takes unless told otherwise.
+constexpr uint64_t kMaxCount = uint64_t(1) << 63;
+// The largest extent of an array: the library's sizes are int64_t.
+constexpr uint64_t kMaxExtent = uint64_t(INT64_MAX);
+
+// A non-negative integer: "100000", "1e8", "2.5e6", "2^32". nullopt when the text is
+// not an exact integer in [0, max].
+std::optional<uint64_t> parse_count(const std::string &text, uint64_t max = kMaxCount);
+
+// A seed: any 64-bit unsigned integer (the API's seeds are uint64_t), written as
+// parse_count takes it: "18446744073709551615", "2^63", "7".
+std::optional<uint64_t> parse_seed(const std::string &text);
 
 // A size in bytes: a count as in parse_count ("67108864", "2^26"), or a number
 // with a binary suffix K, M, G or T, optionally followed by "iB" or "B" ("64M",
@@ -25,16 +43,34 @@ std::optional<uint64_t> parse_bytes(const std::string &text);
 // Bytes the way people read them: "64 MiB", "1.5 GiB", "300 B".
 std::string format_bytes(uint64_t bytes);
 
-// "4096" -> {4096}; "8192x4096" -> {8192, 4096}. Each part as in parse_count.
-std::optional<std::vector<uint64_t>> parse_dims(const std::string &text);
+// "a,b,c" -> {"a", "b", "c"}. nullopt when the text or any part of it is empty
+// ("", "a,,b", ",a", "a,"): a list with an empty part is a typo, not a shorter list.
+std::optional<std::vector<std::string>> parse_list(const std::string &text, char sep = ',');
+
+// "4096" -> {4096}; "8192x4096" -> {8192, 4096}: a parse_list on 'x' of counts in
+// [0, max] (callers refuse 0 where it means nothing).
+std::optional<std::vector<uint64_t>> parse_dims(const std::string &text, uint64_t max = kMaxExtent);
+
+// The product of `factors`, or nullopt when it exceeds `max` (by default the largest
+// object a process can hold, PTRDIFF_MAX bytes): the size of every array an app
+// allocates is computed here, so that none wraps.
+std::optional<uint64_t> checked_product(std::initializer_list<uint64_t> factors, uint64_t max = uint64_t(PTRDIFF_MAX));
+
+// The memory this process can fill, in bytes: the machine's physical memory, or its
+// control group's limit or its own address-space limit (ulimit -v) where lower. Arrays an app fills must fit in it:
+// beyond it an allocation may still succeed (memory is promised lazily) and the
+// process is killed while filling it.
+uint64_t host_memory_bytes();
 
 // Option values, as "--name value" or "--name=value". When argv[*i] is option
 // `name`, stores its value, advances *i past it and returns true; a missing value
-// sets *missing. Otherwise returns false and leaves *i alone.
+// sets *missing. In the "--name value" form the next argument is the value unless it
+// is itself an option ("--seed --json": the seed is missing, not "--json"). Otherwise
+// returns false and leaves *i alone.
 bool take_option(int argc, char **argv, int *i, const char *name, std::string *value, bool *missing);
 
-// "a,b,c" -> {"a", "b", "c"}; empty parts are dropped.
-std::vector<std::string> split(const std::string &text, char sep);
+// Whether argv[i] is option `name`, in either form ("--gpus", "--gpus=2").
+bool is_option(const char *arg, const char *name);
 
 // GPK_BACKEND_* for "auto", "cuda", "host"; -1 otherwise.
 int parse_backend(const std::string &text);
@@ -42,6 +78,8 @@ const char *backend_name(int backend);
 
 // GPK_F32 ... for "f32", "f64", "i32", "i64", "f16", "bf16"; -1 otherwise.
 int parse_dtype(const std::string &text);
+// The dtypes' names for a message: "f32, f64, i32, i64, f16 or bf16".
+const char *dtype_choices();
 const char *dtype_name(int dtype);
 size_t dtype_bytes(int dtype);
 

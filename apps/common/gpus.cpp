@@ -1,5 +1,7 @@
 #include "gpus.hpp"
 
+#include "cli.hpp"
+
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -13,7 +15,7 @@ namespace gpk_app::gpus {
 int handover(const char *prog, int argc, char **argv) {
     bool asked = false;
     for (int i = 1; i < argc; ++i)
-        if (std::strcmp(argv[i], "--gpus") == 0) asked = true;
+        if (is_option(argv[i], "--gpus")) asked = true;
     if (!asked) return -1;
     // The folder of this executable: /proc/self/exe, which holds even when the app
     // was started through $PATH or a relative path.
@@ -34,16 +36,23 @@ int handover(const char *prog, int argc, char **argv) {
 int take_gpus(const char *prog, int *argc, char **argv, bool speak) {
     int gpus = 0;
     for (int i = 1; i < *argc; ++i) {
-        if (std::strcmp(argv[i], "--gpus") != 0) continue;
-        char *end = nullptr;
-        const long value = i + 1 < *argc ? std::strtol(argv[i + 1], &end, 10) : 0;
-        if (i + 1 >= *argc || end == argv[i + 1] || *end != '\0' || value < 1 || value > 64) {
-            if (speak) std::fprintf(stderr, "%s: --gpus needs a GPU count from 1 to 64\n", prog);
+        if (!is_option(argv[i], "--gpus")) continue;
+        // "--gpus N" or "--gpus=N", read like every other option's count.
+        int next = i;
+        std::string value;
+        bool missing = false;
+        take_option(*argc, argv, &next, "--gpus", &value, &missing);
+        const auto count = missing ? std::nullopt : parse_count(value, 64);
+        if (!count || *count < 1) {
+            if (speak)
+                std::fprintf(stderr, "%s: --gpus needs a GPU count from 1 to 64%s\n", prog,
+                             missing ? ": the value is missing" : (": '" + value + "'").c_str());
             return -1;
         }
-        gpus = static_cast<int>(value);
-        for (int j = i; j + 2 <= *argc; ++j) argv[j] = argv[j + 2];
-        *argc -= 2;
+        gpus = static_cast<int>(*count);
+        const int taken = next - i + 1;
+        for (int j = i; j + taken <= *argc; ++j) argv[j] = argv[j + taken];
+        *argc -= taken;
         --i;
     }
     return gpus;

@@ -12,13 +12,13 @@
 
 namespace gpk_app::gpus {
 
-// When --gpus is among the arguments, becomes <prog>-gpus next to this executable,
-// with the same arguments, in the same process; returns the exit status to use when
-// that fails (after saying why). Returns -1 without --gpus.
+// When --gpus (or --gpus=N) is among the arguments, becomes <prog>-gpus next to this
+// executable, with the same arguments, in the same process; returns the exit status
+// to use when that fails (after saying why). Returns -1 without --gpus.
 int handover(const char *prog, int argc, char **argv);
 
-// Takes "--gpus N" (1 <= N <= 64) out of argv, shifting the rest down, so that the
-// app's own parser sees what it knows. Returns N, 0 when absent, -1 (after saying
+// Takes "--gpus N" or "--gpus=N" (1 <= N <= 64) out of argv, shifting the rest
+// down, so that the app's own parser sees what it knows. Returns N, 0 when absent, -1 (after saying
 // why when `speak`) when its value is missing or bad.
 int take_gpus(const char *prog, int *argc, char **argv, bool speak);
 

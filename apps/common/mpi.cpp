@@ -1,6 +1,7 @@
 #include "mpi.hpp"
 
 #include "cli.hpp"
+#include "ladders.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -54,8 +55,15 @@ bool open_context(const char *prog, const Place &at, int backend, const std::vec
                      gpk_last_error(nullptr), hint.c_str());
         return false;
     }
-    if (!variant.empty())
+    if (!variant.empty()) {
+        int resolved = backend;
+        gpk_get_backend(*ctx, &resolved);
+        if (const std::string problem = variant_problem(*ctx, resolved, op, variant); !problem.empty()) {
+            std::fprintf(stderr, "%s: rank %d on %s: --variant %s\n", prog, at.rank, at.host.c_str(), problem.c_str());
+            return false;
+        }
         return succeeded(prog, at, gpk_set_variant(*ctx, op, variant.c_str()), "gpk_set_variant", *ctx);
+    }
     return true;
 }
 

@@ -5,9 +5,12 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
+#include <optional>
 
 namespace gpk_gemm_app {
 namespace {
@@ -72,7 +75,7 @@ bool take_dims(Options *opt, const std::vector<uint64_t> &dims) {
     size_t filled = opt->m ? (opt->n ? (opt->k ? 3 : 2) : 1) : 0;
     if (filled + dims.size() > 3) return false;
     for (uint64_t d : dims) {
-        if (d == 0 || d > kMaxDim) return false;
+        if (d == 0) return false;
         *slots[filled++] = d;
     }
     return true;
@@ -92,7 +95,12 @@ int parse(int argc, char **argv, Options *opt, bool speak) {
         std::string value;
         bool missing = false;
         const auto bad = [&](const char *what) {
-            if (speak) std::fprintf(stderr, "%s: %s: '%s'\n", kProg, what, missing ? arg.c_str() : value.c_str());
+            if (speak) {
+                if (missing)
+                    std::fprintf(stderr, "%s: %s: the value is missing\n", kProg, what);
+                else
+                    std::fprintf(stderr, "%s: %s: '%s'\n", kProg, what, value.c_str());
+            }
             return 2;
         };
         if (arg == "-h" || arg == "--help") {
@@ -119,12 +127,12 @@ int parse(int argc, char **argv, Options *opt, bool speak) {
             if (missing || value.empty()) return bad("--variant needs a name");
             opt->variant = value;
         } else if (gpk_app::take_option(argc, argv, &i, "--repeats", &value, &missing)) {
-            const auto repeats = gpk_app::parse_count(value);
-            if (missing || !repeats || *repeats < 1 || *repeats > 1000) return bad("--repeats needs a count, 1 to 1000");
+            const auto repeats = missing ? std::nullopt : gpk_app::parse_count(value, 1000);
+            if (!repeats || *repeats < 1) return bad("--repeats needs a count, 1 to 1000");
             opt->repeats = static_cast<int>(*repeats);
         } else if (gpk_app::take_option(argc, argv, &i, "--seed", &value, &missing)) {
-            const auto seed = gpk_app::parse_count(value);
-            if (missing || !seed) return bad("--seed needs a non-negative integer");
+            const auto seed = missing ? std::nullopt : gpk_app::parse_seed(value);
+            if (!seed) return bad("--seed needs an integer from 0 to 2^64 - 1");
             opt->seed = *seed;
         } else if (arg == "--no-overlap") {
             no_overlap = true;
@@ -149,7 +157,7 @@ int parse(int argc, char **argv, Options *opt, bool speak) {
             opt->timeline = value;
         } else if (!arg.empty() && arg[0] != '-') {
             value = arg;
-            const auto dims = gpk_app::parse_dims(value);
+            const auto dims = gpk_app::parse_dims(value, kMaxDim);
             if (!dims || !take_dims(opt, *dims))
                 return bad("sizes are M [N [K]] or MxNxK, three at most, each from 1 to 2^31 - 1");
         } else {
@@ -169,7 +177,42 @@ int parse(int argc, char **argv, Options *opt, bool speak) {
         }
         opt->streams = 1;
     }
+    // Sizes no process can hold are refused here, before anything is allocated (and
+    // by every build of the app: this one, its MPI and its several-GPU twins).
+    if (const std::string problem = matrices_problem(*opt, 1, 0, uint64_t(PTRDIFF_MAX)); !problem.empty()) {
+        if (speak) std::fprintf(stderr, "%s: %s\n", kProg, problem.c_str());
+        return 2;
+    }
     return 0;
+}
+
+std::string matrices_problem(const Options &opt, int copies, int extra_c, uint64_t limit) {
+    if (opt.m == 0) return "";
+    const uint64_t m = opt.m, n = opt.n ? opt.n : m, k = opt.k ? opt.k : n;
+    const uint64_t e = gpk_app::dtype_bytes(opt.dtype);
+    const std::string dims = "M x N x K = " + std::to_string(m) + " x " + std::to_string(n) + " x " +
+                             std::to_string(k) + ", " + gpk_app::dtype_name(opt.dtype);
+    const struct {
+        const char *name, *sizes;
+        std::optional<uint64_t> bytes;
+    } parts[] = {{"A (M x K)", "M or K", gpk_app::checked_product({m, k, e})},
+                 {"B (K x N)", "K or N", gpk_app::checked_product({k, n, e})},
+                 {"C (M x N)", "M or N", gpk_app::checked_product({m, n, e})}};
+    for (const auto &part : parts)
+        if (!part.bytes)
+            return std::string(part.name) + " alone would be more bytes than a process can address (" + dims +
+                   "): choose a smaller " + part.sizes;
+    // Each part is below 2^63 bytes: their sum, in 128 bits, cannot wrap.
+    using Wide = unsigned __int128;
+    const Wide total = (Wide(*parts[0].bytes) + *parts[1].bytes) * unsigned(copies) +
+                       Wide(*parts[2].bytes) * unsigned(copies + extra_c);
+    if (total <= limit) return "";
+    std::string need = "A, B and C (" + dims + ")";
+    if (copies > 1 || extra_c > 0) need += " with the copies this run holds besides";
+    if (total > uint64_t(PTRDIFF_MAX))
+        return need + " would be more bytes than a process can address: choose smaller sizes";
+    return need + " need " + gpk_app::format_bytes(static_cast<uint64_t>(total)) +
+           " of host memory, more than this machine's " + gpk_app::format_bytes(limit) + ": choose smaller sizes";
 }
 
 gpk_status set_staging(gpk_context *ctx, const Options &opt, int streams) {
@@ -198,7 +241,11 @@ void HostFree::operator()(unsigned char *p) const {
 
 Matrix::Matrix(int dtype, uint64_t rows, uint64_t cols, HostMemory memory)
     : dtype_(dtype), rows_(rows), cols_(cols), elem_(gpk_app::dtype_bytes(dtype)) {
-    const uint64_t size = rows * cols * elem_;
+    // The callers check the sizes first (matrices_problem); this keeps a product that
+    // would wrap from ever becoming a small allocation.
+    const auto checked = gpk_app::checked_product({rows, cols, elem_});
+    if (!checked) throw std::bad_alloc();
+    const uint64_t size = *checked;
     if (memory == HostMemory::pageable) {
         bytes_ = std::unique_ptr<unsigned char[], HostFree>(new unsigned char[size](), HostFree{false});
         return;

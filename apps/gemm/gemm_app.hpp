@@ -64,6 +64,13 @@ int parse(int argc, char **argv, Options *opt, bool speak);
 // Fills in the default size for a backend when none was given.
 void default_size(Options *opt, int backend);
 
+// What keeps `copies` copies of the matrices A (M x K), B (K x N) and C (M x N), and
+// `extra_c` more of C's shape, from fitting in `limit` bytes of host memory: empty
+// when they fit (or no size was given: the defaults always do), else a message that
+// names the sizes to make smaller. Every size product is taken with a check, so that
+// none wraps: a C of 2^64 + 537552 bytes is too large, not 537552 bytes.
+std::string matrices_problem(const Options &opt, int copies, int extra_c, uint64_t limit);
+
 // Shapes the context's staging pipeline for `streams` streams and the options'
 // chunk size and device-memory cap.
 gpk_status set_staging(gpk_context *ctx, const Options &opt, int streams);
@@ -93,7 +100,8 @@ struct HostFree {
 class Matrix {
 public:
     Matrix() = default;
-    // Throws std::bad_alloc, or PinnedAllocError for pinned memory.
+    // Throws std::bad_alloc (also when rows x cols elements would be more bytes than a
+    // process can address), or PinnedAllocError for pinned memory.
     Matrix(int dtype, uint64_t rows, uint64_t cols, HostMemory memory = HostMemory::pageable);
     int dtype() const { return dtype_; }
     uint64_t rows() const { return rows_; }

@@ -35,6 +35,7 @@
 #include "../common/cli.hpp"
 #include "../common/gpus.hpp"
 #include "../common/json.hpp"
+#include "../common/ladders.hpp"
 
 #include <cuda_runtime.h>
 #if defined(GPK_APP_NCCL)
@@ -276,6 +277,13 @@ int run(Options opt, int count) {
             destroy(&parts);
             return 1;
         }
+        if (const std::string problem =
+                opt.variant.empty() ? "" : gpk_app::variant_problem(p.ctx, p.backend, GPK_OP_GEMM, opt.variant);
+            !problem.empty()) {
+            std::fprintf(stderr, "%s: --variant %s\n", kTwin, problem.c_str());
+            destroy(&parts);
+            return 2;
+        }
         if (!opt.variant.empty() && !gpk_ok(&p, gpk_set_variant(p.ctx, GPK_OP_GEMM, opt.variant.c_str()),
                                             "gpk_set_variant")) {
             const int rc = fail(parts);
@@ -312,6 +320,12 @@ int run(Options opt, int count) {
     const char *b_from = std::getenv("GPK_GEMM_B_FROM");
     plan.b_from_root = b_from && std::strcmp(b_from, "root") == 0;
     const HostMemory memory = host_memory(opt, backend);
+    if (const std::string problem = matrices_problem(opt, 1, opt.baseline ? 1 : 0, gpk_app::host_memory_bytes());
+        !problem.empty()) {
+        std::fprintf(stderr, "%s: %s\n", kTwin, problem.c_str());
+        destroy(&parts);
+        return 2;
+    }
     Matrix A, B, C, single;
     try {
         A = Matrix(opt.dtype, opt.m, opt.k, memory);

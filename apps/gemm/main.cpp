@@ -34,6 +34,7 @@
 #include "../common/cli.hpp"
 #include "../common/gpus.hpp"
 #include "../common/json.hpp"
+#include "../common/ladders.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -461,6 +462,13 @@ int run(Options opt) {
             break;
         }
         report.device = gpk_app::device_description(report.backend, device->device);
+        if (const std::string problem =
+                opt.variant.empty() ? "" : gpk_app::variant_problem(ctx, report.backend, GPK_OP_GEMM, opt.variant);
+            !problem.empty()) {
+            std::fprintf(stderr, "%s: --variant %s\n", kProg, problem.c_str());
+            exit_code = 2;
+            break;
+        }
         if (!opt.variant.empty() && (st = gpk_set_variant(ctx, GPK_OP_GEMM, opt.variant.c_str())) != GPK_SUCCESS) {
             gpk_app::report_failure(kProg, "gpk_set_variant", st, ctx);
             break;
@@ -469,13 +477,22 @@ int run(Options opt) {
         report.opt = opt;
         report.memory = host_memory(opt, report.backend);
 
+        // The matrices are filled as soon as they are allocated: more than the machine
+        // holds would not fail here but get the process killed while filling them.
+        if (const std::string problem = matrices_problem(opt, 1, 0, gpk_app::host_memory_bytes());
+            !problem.empty()) {
+            std::fprintf(stderr, "%s: %s\n", kProg, problem.c_str());
+            exit_code = 2;
+            break;
+        }
         Matrix A, B, C;
         try {
             A = Matrix(opt.dtype, opt.m, opt.k, report.memory);
             B = Matrix(opt.dtype, opt.k, opt.n, report.memory);
             C = Matrix(opt.dtype, opt.m, opt.n, report.memory);
         } catch (const std::bad_alloc &) {
-            std::fprintf(stderr, "%s: out of host memory for the matrices\n", kProg);
+            std::fprintf(stderr, "%s: out of host memory for the matrices (%s): choose smaller sizes\n", kProg,
+                         dims(opt).c_str());
             break;
         } catch (const PinnedAllocError &e) {
             std::fprintf(stderr, "%s: pinned host memory for the matrices: %s (--pageable uses ordinary memory)\n",

@@ -259,6 +259,15 @@ MPI_Datatype row_type(int dtype, uint64_t len) {
     return row;
 }
 
+// Whether `copies` copies of A, B and C, and the baseline's C, fit in this rank's host
+// memory; says why not when they do not.
+bool host_fits(const mpi::Place &at, const Options &opt, int copies) {
+    const std::string problem = matrices_problem(opt, copies, opt.baseline ? 1 : 0, gpk_app::host_memory_bytes());
+    if (problem.empty()) return true;
+    std::fprintf(stderr, "%s: rank %d on %s: %s\n", kProg, at.rank, at.host.c_str(), problem.c_str());
+    return false;
+}
+
 #if defined(GPK_APP_NCCL)
 // Rank 0's host arrays A, B and C in POSIX shared memory, mapped by every rank of
 // the node and registered with CUDA (cudaHostRegister), so that each rank's GPU
@@ -366,6 +375,11 @@ int run_direct(const Options &opt, const mpi::Place &at, gpk_context *ctx, int d
     bool ok = true;
     double mine_wall = 0;
     std::vector<uint64_t> firsts, counts;
+    // Rank 0 holds the shared arrays and its own A, B and C besides.
+    if (!mpi::all_ok(!root || host_fits(at, opt, 2))) {
+        gpk_destroy(ctx);
+        return 2;
+    }
     {
         SharedArrays shared;
         if (!shared.open(at, a_bytes + b_bytes + c_bytes)) {
@@ -519,6 +533,12 @@ int run(Options opt, const mpi::Place &at) {
     uint64_t dims[3] = {opt.m, opt.n, opt.k};
     MPI_Bcast(dims, 3, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     opt.m = dims[0], opt.n = dims[1], opt.k = dims[2];
+    // Rank 0 holds A, B and C whole (and C again for the baseline): refused before
+    // anything is allocated when they cannot fit in its memory.
+    if (!mpi::all_ok(!root || host_fits(at, opt, 1))) {
+        gpk_destroy(ctx);
+        return 2;
+    }
 #if defined(GPK_APP_NCCL)
     // All ranks on one node's GPUs, and NCCL at hand: the data move the way the
     // GPUs' links allow (run_direct). Across nodes, or on the host backend, through

@@ -16,6 +16,7 @@
 #include "../common/cli.hpp"
 #include "../common/gpus.hpp"
 #include "../common/json.hpp"
+#include "../common/ladders.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -82,6 +83,13 @@ int run(const Options &opt, int count) {
             return 1;
         }
         gpk_get_backend(p.ctx, &p.backend);
+        if (const std::string problem =
+                opt.variant.empty() ? "" : gpk_app::variant_problem(p.ctx, p.backend, GPK_OP_PI, opt.variant);
+            !problem.empty()) {
+            std::fprintf(stderr, "%s: --variant %s\n", kTwin, problem.c_str());
+            destroy();
+            return 2;
+        }
         if (!opt.variant.empty() && !check(&p, gpk_set_variant(p.ctx, GPK_OP_PI, opt.variant.c_str()), "gpk_set_variant"))
             return fail();
     }

@@ -23,6 +23,7 @@
 #include "../common/cli.hpp"
 #include "../common/gpus.hpp"
 #include "../common/json.hpp"
+#include "../common/ladders.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -128,6 +129,13 @@ int main(int argc, char **argv) {
         report.device = cuda ? gpk_app::cuda_device_name(device->device) + ", device " +
                                    std::to_string(device->device)
                              : gpk_app::host_cpu_description();
+        if (const std::string problem =
+                opt.variant.empty() ? "" : gpk_app::variant_problem(ctx, report.backend, GPK_OP_PI, opt.variant);
+            !problem.empty()) {
+            std::fprintf(stderr, "%s: --variant %s\n", kProg, problem.c_str());
+            exit_code = 2;
+            break;
+        }
         if (!opt.variant.empty() && (st = gpk_set_variant(ctx, GPK_OP_PI, opt.variant.c_str())) != GPK_SUCCESS) {
             gpk_app::report_failure(kProg, "gpk_set_variant", st, ctx);
             break;

@@ -13,7 +13,8 @@ void usage(std::FILE *to) {
                  "              [--variant NAME] [--replicates R] [--json] [--mpi | --gpus N] [--no-baseline]\n"
                  "  samples    points to draw, e.g. 100000000, 1e8 or 2^27\n"
                  "             (default 1e8 on a GPU, 1e7 on the host backend)\n"
-                 "  --seed     generator key (default %llu); the same seed gives the same hits\n"
+                 "  --seed     generator key, 0 to 2^64 - 1 (default %llu); the same seed gives the same\n"
+                 "             hits\n"
                  "  --backend  where to run (default auto: the GPU if there is one)\n"
                  "  --device   CUDA device index (default: GPK_DEVICE if set, else 0); with --mpi,\n"
                  "             every rank's\n"
@@ -46,7 +47,12 @@ int parse(int argc, char **argv, Options *opt, bool speak) {
         std::string value;
         bool missing = false;
         const auto bad = [&](const char *what) {
-            if (speak) std::fprintf(stderr, "%s: %s: '%s'\n", kProg, what, missing ? arg.c_str() : value.c_str());
+            if (speak) {
+                if (missing)
+                    std::fprintf(stderr, "%s: %s: the value is missing\n", kProg, what);
+                else
+                    std::fprintf(stderr, "%s: %s: '%s'\n", kProg, what, value.c_str());
+            }
             return 2;
         };
         if (arg == "-h" || arg == "--help") {
@@ -60,8 +66,9 @@ int parse(int argc, char **argv, Options *opt, bool speak) {
         } else if (arg == "--no-baseline") {
             opt->baseline = false;
         } else if (gpk_app::take_option(argc, argv, &i, "--seed", &value, &missing)) {
-            const auto seed = gpk_app::parse_count(value);
-            if (missing || !seed) return bad("--seed needs a non-negative integer");
+            // Any 64-bit seed, as gpk_pi takes it.
+            const auto seed = missing ? std::nullopt : gpk_app::parse_seed(value);
+            if (!seed) return bad("--seed needs an integer from 0 to 2^64 - 1");
             opt->seed = *seed;
         } else if (std::string error; gpk_app::take_placement(argc, argv, &i, &opt->backend, &opt->devices, &error)) {
             if (!error.empty()) {
@@ -72,8 +79,8 @@ int parse(int argc, char **argv, Options *opt, bool speak) {
             if (missing || value.empty()) return bad("--variant needs a name");
             opt->variant = value;
         } else if (gpk_app::take_option(argc, argv, &i, "--replicates", &value, &missing)) {
-            const auto replicates = gpk_app::parse_count(value);
-            if (missing || !replicates || *replicates > kMaxReplicates)
+            const auto replicates = missing ? std::nullopt : gpk_app::parse_count(value, kMaxReplicates);
+            if (!replicates)
                 return bad("--replicates needs a count up to 1000000");
             opt->replicates = *replicates;
         } else if (!arg.empty() && arg[0] != '-' && opt->samples == 0) {
