@@ -13,8 +13,14 @@
 !>    gpk_transpose on real and integer matrices, gpk_reduce on vectors, gpk_pi
 !>    and gpk_pi_range with default integers. They return a gpk status, like the
 !>    C functions, and take an optional errmsg that receives why a call failed:
-!>    the library's message, or the shape rule the arrays broke (checked before
-!>    any C call, since the C API cannot see Fortran shapes).
+!>    the library's message, or the rule the arguments broke that only the
+!>    module can see (Fortran shapes, a dtype the arrays' kind does not hold, a
+!>    default integer below its rule's least value, a NUL inside a variant
+!>    name), checked before any C call. Such a refusal is
+!>    GPK_ERROR_INVALID_ARGUMENT with a message that names the call, the
+!>    argument and the rule; it reaches errmsg alone, since the C API has no way
+!>    to set gpk_last_error, which keeps the library's own last message.
+!>    gpk_set_variant takes an optional errmsg too.
 !>
 !> gpk_set_staging binds as is (size_t arguments are integer(c_size_t)); the generic
 !> gpk_stage_trace has the C-shaped specific gpk_stage_trace_c (events as a c_ptr,
@@ -22,8 +28,13 @@
 !>
 !> F16 and BF16 data travel in integer(c_int16_t) arrays holding the elements' bits:
 !> the gpk_gemm, gpk_reduce and gpk_transpose generics take such arrays after a dtype
-!> argument (GPK_F16 or GPK_BF16), e.g. gpk_gemm(ctx, GPK_BF16, A, B, C); a 16-bit
-!> reduce writes a real(c_float). gpk_set_math_mode / gpk_get_math_mode bind as is.
+!> argument, e.g. gpk_gemm(ctx, GPK_BF16, A, B, C); a 16-bit reduce writes a
+!> real(c_float). The dtype must be GPK_F16 or GPK_BF16: any other would have the
+!> library read and write elements of 4 or 8 bytes in 2-byte arrays (and 8 bytes
+!> into the 4-byte result), so it is refused. The other array forms take no dtype:
+!> each passes the one its arrays hold (and its result kind: real(c_float) for F32,
+!> real(c_double) for F64, integer(c_int64_t) for I32 and I64).
+!> gpk_set_math_mode / gpk_get_math_mode bind as is.
 !>
 !> gpk_gemm_strided_batched is generic too: its C-shaped specific
 !> gpk_gemm_strided_batched_c, and array forms on rank-3 real(c_float) /
@@ -34,13 +45,13 @@
 !> The C API's uint64_t arguments (gpk_pi's samples and seed, gpk_pi_range's
 !> first_sample and count, and the fields of gpk_pi_result and gpk_stage_event) are
 !> integer(c_int64_t) here: the same bits, read as signed. The array forms' default
-!> integers are counts and indices, so a negative samples, first_sample or count is
-!> GPK_ERROR_INVALID_ARGUMENT there (naming it in errmsg) instead of a huge unsigned
-!> value; a negative seed is a seed like any other.
+!> integers are counts and indices, so a negative first_sample or count, or a
+!> samples below 1 (the C rule), is GPK_ERROR_INVALID_ARGUMENT there (naming it in
+!> errmsg) instead of a huge unsigned value; a negative seed is a seed like any other.
 module gpk
   use, intrinsic :: iso_c_binding
   implicit none
-  private :: c_string, report, fail, negative, gemm_sizes, batch_sizes, transpose_any, strlen
+  private :: c_string, report, fail, too_small, dtype16, gemm_sizes, batch_sizes, transpose_any, strlen
 
   ! ---------------------------------------------------------------- constants --
 
@@ -384,26 +395,40 @@ contains
     name = c_string(gpk_variant_name_c(ctx, op, index))
   end function gpk_variant_name
 
-  !> Chooses the variant of `op` by name; an absent name (or 'auto') restores the default.
-  function gpk_set_variant(ctx, op, name) result(status)
+  !> Chooses the variant of `op` by name; an absent name (or 'auto') restores the
+  !> default. Trailing blanks are padding, not part of the name; a NUL anywhere in it
+  !> is refused, since C would read the name only up to there ('host' // c_null_char
+  !> // 'x' would choose 'host').
+  function gpk_set_variant(ctx, op, name, errmsg) result(status)
     type(c_ptr), intent(in) :: ctx
     integer(c_int), intent(in) :: op
     character(len=*), intent(in), optional :: name
+    character(len=*), intent(inout), optional :: errmsg
     integer(c_int) :: status
     character(kind=c_char), allocatable, target :: buffer(:)
+    character(len=160) :: message
     integer :: i, n
 
     if (.not. present(name)) then
       status = gpk_set_variant_c(ctx, op, c_null_ptr)
+      call report(ctx, status, errmsg)
       return
     end if
     n = len_trim(name)
+    i = index(name(1:n), c_null_char)
+    if (i > 0) then
+      write (message, '(a,i0,a,i0,a)') 'gpk_set_variant: name contains a NUL character (at ', i, ' of ', n, &
+        '); a variant name is one C string'
+      status = fail(trim(message), errmsg)
+      return
+    end if
     allocate (buffer(n + 1))
     do i = 1, n
       buffer(i) = name(i:i)
     end do
     buffer(n + 1) = c_null_char
     status = gpk_set_variant_c(ctx, op, c_loc(buffer))
+    call report(ctx, status, errmsg)
   end function gpk_set_variant
 
   ! ----------------------------------------------------------------- helpers --
@@ -416,7 +441,7 @@ contains
     if (status /= GPK_SUCCESS .and. present(errmsg)) errmsg = gpk_last_error(ctx)
   end subroutine report
 
-  !> A shape error found before any C call: INVALID_ARGUMENT and its message.
+  !> An argument error found before any C call: INVALID_ARGUMENT and its message.
   function fail(message, errmsg) result(status)
     character(len=*), intent(in) :: message
     character(len=*), intent(inout), optional :: errmsg
@@ -425,8 +450,33 @@ contains
     if (present(errmsg)) errmsg = message
   end function fail
 
-  !> m, n, k of C = op(A) op(B) from the shapes, or the shape rule they break.
-  function gemm_sizes(shape_a, shape_b, shape_c, transa, transb, m, n, k, errmsg) result(status)
+  !> The dtype of a 16-bit array form: GPK_F16 or GPK_BF16, the dtypes whose elements
+  !> integer(c_int16_t) arrays hold (and whose reduce gives a real(c_float)); any
+  !> other is refused by name, before the library can read or write past the arrays.
+  function dtype16(call, dtype, arrays, errmsg) result(status)
+    character(len=*), intent(in) :: call, arrays
+    integer(c_int), intent(in) :: dtype
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    character(len=*), parameter :: names(0:5) = [character(len=8) :: 'GPK_F32', 'GPK_F64', 'GPK_I32', &
+                                                 'GPK_I64', 'GPK_F16', 'GPK_BF16']
+    character(len=200) :: message
+
+    status = GPK_SUCCESS
+    if (dtype == GPK_F16 .or. dtype == GPK_BF16) return
+    if (dtype >= lbound(names, 1) .and. dtype <= ubound(names, 1)) then
+      write (message, '(a,a,a,a,a)') call, ': dtype (', trim(names(dtype)), ') must be GPK_F16 or GPK_BF16 with ', &
+        arrays
+    else
+      write (message, '(a,a,i0,a,a)') call, ': dtype (', dtype, ') must be GPK_F16 or GPK_BF16 with ', arrays
+    end if
+    status = fail(trim(message), errmsg)
+  end function dtype16
+
+  !> m, n, k of C = op(A) op(B) from the shapes, or the shape rule they break (the
+  !> message names `call`, the generic the user called).
+  function gemm_sizes(call, shape_a, shape_b, shape_c, transa, transb, m, n, k, errmsg) result(status)
+    character(len=*), intent(in) :: call
     integer(c_int64_t), intent(in) :: shape_a(2), shape_b(2), shape_c(2)
     integer(c_int), intent(in) :: transa, transb
     integer(c_int64_t), intent(out) :: m, n, k
@@ -454,13 +504,13 @@ contains
     if ((transa /= GPK_NO_TRANS .and. transa /= GPK_TRANS) .or. &
         (transb /= GPK_NO_TRANS .and. transb /= GPK_TRANS)) return
     if (a_rows /= m) then
-      write (message, '(a,i0,a,i0,a)') 'gpk_gemm: op(A) has ', a_rows, ' rows but C has ', m, ' (m)'
+      write (message, '(a,a,i0,a,i0,a)') call, ': op(A) has ', a_rows, ' rows but C has ', m, ' (m)'
       status = fail(trim(message), errmsg)
     else if (b_cols /= n) then
-      write (message, '(a,i0,a,i0,a)') 'gpk_gemm: op(B) has ', b_cols, ' columns but C has ', n, ' (n)'
+      write (message, '(a,a,i0,a,i0,a)') call, ': op(B) has ', b_cols, ' columns but C has ', n, ' (n)'
       status = fail(trim(message), errmsg)
     else if (b_rows /= k) then
-      write (message, '(a,i0,a,i0,a)') 'gpk_gemm: op(B) has ', b_rows, ' rows but op(A) has ', k, &
+      write (message, '(a,a,i0,a,i0,a)') call, ': op(B) has ', b_rows, ' rows but op(A) has ', k, &
         ' columns (k)'
       status = fail(trim(message), errmsg)
     end if
@@ -491,7 +541,7 @@ contains
     if (present(beta)) be = beta
     if (present(transa)) ta = transa
     if (present(transb)) tb = transb
-    status = gemm_sizes(shape(A, kind=c_int64_t), shape(B, kind=c_int64_t), shape(C, kind=c_int64_t), &
+    status = gemm_sizes('gpk_gemm', shape(A, kind=c_int64_t), shape(B, kind=c_int64_t), shape(C, kind=c_int64_t), &
                         ta, tb, m, n, k, errmsg)
     if (status /= GPK_SUCCESS) return
     ! c_loc needs a nonzero size; the library reads no empty array.
@@ -529,7 +579,7 @@ contains
     if (present(beta)) be = beta
     if (present(transa)) ta = transa
     if (present(transb)) tb = transb
-    status = gemm_sizes(shape(A, kind=c_int64_t), shape(B, kind=c_int64_t), shape(C, kind=c_int64_t), &
+    status = gemm_sizes('gpk_gemm', shape(A, kind=c_int64_t), shape(B, kind=c_int64_t), shape(C, kind=c_int64_t), &
                         ta, tb, m, n, k, errmsg)
     if (status /= GPK_SUCCESS) return
     ! c_loc needs a nonzero size; the library reads no empty array.
@@ -560,7 +610,8 @@ contains
 
     sa = 0
     sb = 0
-    status = gemm_sizes(shape_a(1:2), shape_b(1:2), shape_c(1:2), transa, transb, m, n, k, errmsg)
+    status = gemm_sizes('gpk_gemm_strided_batched', shape_a(1:2), shape_b(1:2), shape_c(1:2), transa, transb, &
+                        m, n, k, errmsg)
     if (status /= GPK_SUCCESS) return
     if (shape_a(3) /= shape_c(3) .and. shape_a(3) /= 1) then
       write (message, '(a,i0,a,i0,a)') 'gpk_gemm_strided_batched: A holds ', shape_a(3), &
@@ -659,12 +710,13 @@ contains
 
   ! ---------------------------------------------------------------- reduce ---
 
-  !> res = the sum, min or max (op = GPK_SUM, GPK_MIN, GPK_MAX) of x.
+  !> res = the sum, min or max (op = GPK_SUM, GPK_MIN, GPK_MAX) of x. res is
+  !> intent(inout): a failed call leaves it as it was, as the C function does.
   function gpk_reduce_f32(ctx, x, op, res, errmsg) result(status)
     type(c_ptr), intent(in) :: ctx
     real(c_float), intent(in), target, contiguous :: x(:)
     integer(c_int), intent(in) :: op
-    real(c_float), intent(out), target :: res
+    real(c_float), intent(inout), target :: res
     character(len=*), intent(inout), optional :: errmsg
     integer(c_int) :: status
     type(c_ptr) :: px
@@ -678,7 +730,7 @@ contains
     type(c_ptr), intent(in) :: ctx
     real(c_double), intent(in), target, contiguous :: x(:)
     integer(c_int), intent(in) :: op
-    real(c_double), intent(out), target :: res
+    real(c_double), intent(inout), target :: res
     character(len=*), intent(inout), optional :: errmsg
     integer(c_int) :: status
     type(c_ptr) :: px
@@ -693,7 +745,7 @@ contains
     type(c_ptr), intent(in) :: ctx
     integer(c_int32_t), intent(in), target, contiguous :: x(:)
     integer(c_int), intent(in) :: op
-    integer(c_int64_t), intent(out), target :: res
+    integer(c_int64_t), intent(inout), target :: res
     character(len=*), intent(inout), optional :: errmsg
     integer(c_int) :: status
     type(c_ptr) :: px
@@ -707,7 +759,7 @@ contains
     type(c_ptr), intent(in) :: ctx
     integer(c_int64_t), intent(in), target, contiguous :: x(:)
     integer(c_int), intent(in) :: op
-    integer(c_int64_t), intent(out), target :: res
+    integer(c_int64_t), intent(inout), target :: res
     character(len=*), intent(inout), optional :: errmsg
     integer(c_int) :: status
     type(c_ptr) :: px
@@ -823,7 +875,9 @@ contains
     if (present(beta)) be = beta
     if (present(transa)) ta = transa
     if (present(transb)) tb = transb
-    status = gemm_sizes(shape(A, kind=c_int64_t), shape(B, kind=c_int64_t), shape(C, kind=c_int64_t), &
+    status = dtype16('gpk_gemm', dtype, 'integer(c_int16_t) arrays', errmsg)
+    if (status /= GPK_SUCCESS) return
+    status = gemm_sizes('gpk_gemm', shape(A, kind=c_int64_t), shape(B, kind=c_int64_t), shape(C, kind=c_int64_t), &
                         ta, tb, m, n, k, errmsg)
     if (status /= GPK_SUCCESS) return
     pa = c_null_ptr
@@ -845,10 +899,12 @@ contains
     integer(c_int), intent(in) :: dtype
     integer(c_int16_t), intent(in), target, contiguous :: x(:)
     integer(c_int), intent(in) :: op
-    real(c_float), intent(out), target :: res
+    real(c_float), intent(inout), target :: res
     character(len=*), intent(inout), optional :: errmsg
     integer(c_int) :: status
     type(c_ptr) :: px
+    status = dtype16('gpk_reduce', dtype, 'integer(c_int16_t) x and real(c_float) res', errmsg)
+    if (status /= GPK_SUCCESS) return
     px = c_null_ptr
     if (size(x) > 0) px = c_loc(x)
     status = gpk_reduce_c(ctx, dtype, op, px, size(x, kind=c_int64_t), c_loc(res))
@@ -856,6 +912,8 @@ contains
   end function gpk_reduce_16bit
 
   !> B = transpose(A) for 2-byte elements (dtype GPK_F16 or GPK_BF16), bit for bit.
+  !> The dtype is checked though any 2-byte one would do: a 4- or 8-byte dtype would
+  !> move 2 or 4 times the arrays' bytes.
   function gpk_transpose_16bit(ctx, dtype, A, B, errmsg) result(status)
     type(c_ptr), intent(in) :: ctx
     integer(c_int), intent(in) :: dtype
@@ -864,6 +922,8 @@ contains
     character(len=*), intent(inout), optional :: errmsg
     integer(c_int) :: status
     type(c_ptr) :: pa, pb
+    status = dtype16('gpk_transpose', dtype, 'integer(c_int16_t) arrays', errmsg)
+    if (status /= GPK_SUCCESS) return
     pa = c_null_ptr
     pb = c_null_ptr
     if (size(A) > 0) pa = c_loc(A)
@@ -891,17 +951,18 @@ contains
 
   ! --------------------------------------------------------------------- pi ---
 
-  !> A negative default integer where a count or an index is meant: INVALID_ARGUMENT
-  !> naming the argument, before any C call (passed on, it would read as 2^64 - |value|).
-  function negative(call, name, value, errmsg) result(status)
+  !> A default integer below the least value its rule allows (a negative one, passed
+  !> on, would read as 2^64 - |value|): INVALID_ARGUMENT naming the call, the argument
+  !> and the rule, before any C call.
+  function too_small(call, name, value, least, errmsg) result(status)
     character(len=*), intent(in) :: call, name
-    integer, intent(in) :: value
+    integer, intent(in) :: value, least
     character(len=*), intent(inout), optional :: errmsg
     integer(c_int) :: status
     character(len=160) :: message
-    write (message, '(a,a,a,a,i0,a)') call, ': ', name, ' (', value, ') must be >= 0'
+    write (message, '(a,a,a,a,i0,a,i0)') call, ': ', name, ' (', value, ') must be >= ', least
     status = fail(trim(message), errmsg)
-  end function negative
+  end function too_small
 
   !> gpk_pi with default-kind integer samples and seed.
   function gpk_pi_int(ctx, samples, seed, res, errmsg) result(status)
@@ -910,8 +971,9 @@ contains
     type(gpk_pi_result), intent(inout) :: res
     character(len=*), intent(inout), optional :: errmsg
     integer(c_int) :: status
-    if (samples < 0) then
-      status = negative('gpk_pi', 'samples', samples, errmsg)
+    ! The C rule is 1 <= samples <= 2^63; a default integer never passes the top.
+    if (samples < 1) then
+      status = too_small('gpk_pi', 'samples', samples, 1, errmsg)
       return
     end if
     status = gpk_pi_c(ctx, int(samples, c_int64_t), int(seed, c_int64_t), res)
@@ -926,11 +988,11 @@ contains
     character(len=*), intent(inout), optional :: errmsg
     integer(c_int) :: status
     if (first_sample < 0) then
-      status = negative('gpk_pi_range', 'first_sample', first_sample, errmsg)
+      status = too_small('gpk_pi_range', 'first_sample', first_sample, 0, errmsg)
       return
     end if
     if (count < 0) then
-      status = negative('gpk_pi_range', 'count', count, errmsg)
+      status = too_small('gpk_pi_range', 'count', count, 0, errmsg)
       return
     end if
     status = gpk_pi_range_c(ctx, int(first_sample, c_int64_t), int(count, c_int64_t), int(seed, c_int64_t), res)

@@ -99,9 +99,18 @@ contains
                 'F64 batched: 4 A matrices for 5 products refused')
     call check(index(msg, 'A holds 4') > 0, 'F64 batched: the message says how many A matrices: ' // trim(msg))
     call check(all(C == C0), 'F64 batched: a refused call leaves C as it was')
-    call expect(gpk_gemm_strided_batched(ctx, A, B, C, transb=GPK_TRANS), GPK_ERROR_INVALID_ARGUMENT, &
+    ! The shape rules of one product are checked for the batched call, and named so.
+    msg = ''
+    call expect(gpk_gemm_strided_batched(ctx, A, B, C, transb=GPK_TRANS, errmsg=msg), GPK_ERROR_INVALID_ARGUMENT, &
                 'F64 batched: op(B) of the wrong shape refused')
     call check(all(C == C0), 'F64 batched: C untouched after the shape error')
+    call check(index(msg, 'gpk_gemm_strided_batched: op(B) has 4 columns but C has 2 (n)') == 1, &
+               'F64 batched: the shape error names the batched call and op(B): ' // trim(msg))
+    msg = ''
+    call expect(gpk_gemm_strided_batched(ctx, A, B(:, :, 1:1), C(1:2, :, :), errmsg=msg), &
+                GPK_ERROR_INVALID_ARGUMENT, 'F64 batched: C with 2 rows for op(A) with 3 refused')
+    call check(index(msg, 'gpk_gemm_strided_batched: op(A) has 3 rows but C has 2 (m)') == 1, &
+               'F64 batched: the row rule names the batched call: ' // trim(msg))
   end subroutine check_f64
 
   subroutine check_f32()

@@ -2,7 +2,8 @@
 ! integer(c_int16_t) arrays carry the elements' bits. Small exact cases (sums of
 ! powers of two that every format holds exactly, so the one rounding of the result
 ! is the identity), a case whose F32 sum must round once to the odd neighbour,
-! a bit-exact transpose of every kind of pattern, and the math mode's rules.
+! a bit-exact transpose of every kind of pattern, the math mode's rules, and every
+! dtype other than F16 and BF16 refused by the 16-bit array forms.
 program test_dtypes16
   use, intrinsic :: iso_c_binding
   use gpk
@@ -22,6 +23,7 @@ program test_dtypes16
   call check_dtype(GPK_BF16, BF16_ONE, BF16_TWO, BF16_HALF, 'BF16')
   call check_rounding()
   call check_math_mode()
+  call check_other_dtypes()
   call expect(gpk_destroy(ctx), GPK_SUCCESS, 'gpk_destroy')
 
   print '(i0," passed, ",i0," failed")', passed, failed
@@ -48,6 +50,13 @@ contains
     call check(got == want, what // trim(detail))
   end subroutine expect
 
+  !> Whether two floats have the same bits: these results are exact, so they are
+  !> compared exactly (-0 and 0, or two NaNs, would be told apart too).
+  elemental logical function same(a, b)
+    real(c_float), intent(in) :: a, b
+    same = transfer(a, 0_c_int32_t) == transfer(b, 0_c_int32_t)
+  end function same
+
   ! A (3 x 4) of ones times B (4 x 2) of halves is 2 everywhere; plus beta = 1 times
   ! C of ones, 3 (F16 0x4200, BF16 0x4040). The sum of 7 elements is exactly 7.
   subroutine check_dtype(dtype, one, two, half, name)
@@ -73,10 +82,10 @@ contains
 
     x = one
     call expect(gpk_reduce(ctx, dtype, x, GPK_SUM, res), GPK_SUCCESS, name // ' reduce SUM')
-    call check(res == 7.0_c_float, name // ' reduce: seven ones sum to 7, as a float')
+    call check(same(res, 7.0_c_float), name // ' reduce: seven ones sum to 7, as a float')
     x(4) = two
     call expect(gpk_reduce(ctx, dtype, x, GPK_MAX, res), GPK_SUCCESS, name // ' reduce MAX')
-    call check(res == 2.0_c_float, name // ' reduce MAX = 2')
+    call check(same(res, 2.0_c_float), name // ' reduce MAX = 2')
 
     do j = 1, 4
       do i = 1, 3
@@ -111,5 +120,55 @@ contains
     call check(mode == GPK_MATH_TF32, 'a refused mode keeps the previous one')
     call expect(gpk_set_math_mode(ctx, GPK_MATH_DEFAULT), GPK_SUCCESS, 'gpk_set_math_mode(DEFAULT)')
   end subroutine check_math_mode
+
+  ! The 16-bit array forms hold 2-byte elements and reduce into a real(c_float):
+  ! every other dtype (F32, F64, I32, I64, an unknown value) would have the library
+  ! read and write 2 to 4 times the arrays' bytes, so it is refused by name, and
+  ! nothing is written. The arrays are the first elements of larger buffers, so that
+  ! a call that did go through writes inside them, where the check sees it.
+  subroutine check_other_dtypes()
+    integer(c_int), parameter :: others(6) = [GPK_F32, GPK_F64, GPK_I32, GPK_I64, 6_c_int, -1_c_int]
+    integer(c_int16_t), target :: a_store(48), b_store(32), c_store(24), x_store(28), t_store(48)
+    integer(c_int16_t), pointer, contiguous :: A(:, :), B(:, :), C(:, :), x(:), T(:, :)
+    real(c_float), target :: res_store(2)
+    character(len=200) :: msg
+    character(len=16) :: label
+    integer :: i
+
+    A(1:3, 1:4) => a_store(1:12)
+    B(1:4, 1:2) => b_store(1:8)
+    C(1:3, 1:2) => c_store(1:6)
+    x(1:7) => x_store(1:7)
+    T(1:4, 1:3) => t_store(1:12)
+    a_store = F16_ONE
+    b_store = F16_ONE
+    x_store = F16_ONE
+    do i = 1, size(others)
+      write (label, '(a,i0,a)') 'dtype ', others(i), ':'
+      c_store = 77
+      msg = ''
+      call expect(gpk_gemm(ctx, others(i), A, B, C, errmsg=msg), GPK_ERROR_INVALID_ARGUMENT, &
+                  '16-bit gemm, ' // trim(label) // ' refused')
+      call check(index(msg, 'gpk_gemm: dtype') == 1, '16-bit gemm, ' // trim(label) // ' the message names dtype: ' &
+                 // trim(msg))
+      call check(all(c_store == 77), '16-bit gemm, ' // trim(label) // ' C is not written')
+
+      res_store = -3
+      msg = ''
+      call expect(gpk_reduce(ctx, others(i), x, GPK_SUM, res_store(1), errmsg=msg), GPK_ERROR_INVALID_ARGUMENT, &
+                  '16-bit reduce, ' // trim(label) // ' refused')
+      call check(index(msg, 'gpk_reduce: dtype') == 1, '16-bit reduce, ' // trim(label) // &
+                 ' the message names dtype: ' // trim(msg))
+      call check(all(same(res_store, -3.0_c_float)), '16-bit reduce, ' // trim(label) // ' res is not written')
+
+      t_store = 55
+      msg = ''
+      call expect(gpk_transpose(ctx, others(i), A, T, errmsg=msg), GPK_ERROR_INVALID_ARGUMENT, &
+                  '16-bit transpose, ' // trim(label) // ' refused')
+      call check(index(msg, 'gpk_transpose: dtype') == 1, '16-bit transpose, ' // trim(label) // &
+                 ' the message names dtype: ' // trim(msg))
+      call check(all(t_store == 55), '16-bit transpose, ' // trim(label) // ' B is not written')
+    end do
+  end subroutine check_other_dtypes
 
 end program test_dtypes16

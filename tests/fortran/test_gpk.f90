@@ -62,16 +62,16 @@ contains
   end subroutine expect
 
   !> Whether an op call succeeded, so that its result is worth checking.
-  logical function ran(status, what)
+  logical function succeeded(status, what)
     integer(c_int), intent(in) :: status
     character(len=*), intent(in) :: what
-    ran = status == GPK_SUCCESS
-    if (.not. ran .and. pinned .and. status == GPK_ERROR_NOT_SUPPORTED) then
+    succeeded = status == GPK_SUCCESS
+    if (.not. succeeded .and. pinned .and. status == GPK_ERROR_NOT_SUPPORTED) then
       skipped = skipped + 1
     else
       call expect(status, GPK_SUCCESS, what)
     end if
-  end function ran
+  end function succeeded
 
   ! Every variant of every op on one context.
   subroutine check_context(ctx, backend)
@@ -157,25 +157,25 @@ contains
     want = reference(A, B, 1.0d0, 0.0d0, C0)
 
     C = huge(1.0d0)  ! beta = 0: C is not read
-    if (ran(gpk_gemm(ctx, A, B, C), label // ' f64')) &
+    if (succeeded(gpk_gemm(ctx, A, B, C), label // ' f64')) &
         call check(near(C, want, 1d-12), label // ' f64: C = A B')
 
     C = C0
-    if (ran(gpk_gemm(ctx, A, B, C, alpha=0.5d0, beta=-2.0d0), label // ' f64 alpha beta')) &
+    if (succeeded(gpk_gemm(ctx, A, B, C, alpha=0.5d0, beta=-2.0d0), label // ' f64 alpha beta')) &
         call check(near(C, reference(A, B, 0.5d0, -2.0d0, C0), 1d-12), label // ' f64: C = 0.5 A B - 2 C')
 
     C = 0
-    if (ran(gpk_gemm(ctx, At, Bt, C, transa=GPK_TRANS, transb=GPK_TRANS), label // ' f64 TT')) &
+    if (succeeded(gpk_gemm(ctx, At, Bt, C, transa=GPK_TRANS, transb=GPK_TRANS), label // ' f64 TT')) &
         call check(near(C, want, 1d-12), label // ' f64: C = (A^T)^T (B^T)^T')
 
     C = 0
-    if (ran(gpk_gemm(ctx, At, B, C, transa=GPK_TRANS), label // ' f64 TN')) &
+    if (succeeded(gpk_gemm(ctx, At, B, C, transa=GPK_TRANS), label // ' f64 TN')) &
         call check(near(C, want, 1d-12), label // ' f64: C = (A^T)^T B')
 
     As = real(A, c_float)
     Bs = real(B, c_float)
     Cs = 0
-    if (ran(gpk_gemm(ctx, As, Bs, Cs), label // ' f32')) &
+    if (succeeded(gpk_gemm(ctx, As, Bs, Cs), label // ' f32')) &
         call check(near(real(Cs, c_double), reference(real(As, c_double), real(Bs, c_double), 1.0d0, 0.0d0, C0), &
                      1d-5), label // ' f32: C = A B')
 
@@ -183,19 +183,19 @@ contains
     big = 0
     big(2:m + 1, 3:k + 2) = A
     C = 0
-    if (ran(gpk_gemm(ctx, big(2:m + 1, 3:k + 2), B, C), label // ' f64 section')) &
+    if (succeeded(gpk_gemm(ctx, big(2:m + 1, 3:k + 2), B, C), label // ' f64 section')) &
         call check(near(C, want, 1d-12), label // ' f64: C = A B with A a section')
     ! ...and the C form reads it in place, with a leading dimension.
     C = 0
-    if (ran(gpk_gemm(ctx, GPK_F64, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, &
-                         int(m, c_int64_t), int(n, c_int64_t), int(k, c_int64_t), 1.0d0, &
-                         c_loc(big(2, 3)), int(m + 3, c_int64_t), c_loc(B), int(k, c_int64_t), &
-                         0.0d0, c_loc(C), int(m, c_int64_t)), label // ' f64 C form with lda')) &
+    if (succeeded(gpk_gemm(ctx, GPK_F64, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, &
+                               int(m, c_int64_t), int(n, c_int64_t), int(k, c_int64_t), 1.0d0, &
+                               c_loc(big(2, 3)), int(m + 3, c_int64_t), c_loc(B), int(k, c_int64_t), &
+                               0.0d0, c_loc(C), int(m, c_int64_t)), label // ' f64 C form with lda')) &
         call check(near(C, want, 1d-12), label // ' f64: the C form with lda = m + 3')
 
     ! Empty sizes are a quick return; k = 0 scales C by beta.
     C = C0
-    if (ran(gpk_gemm(ctx, A(:, 1:0), B(1:0, :), C, beta=2.0d0), label // ' f64 k = 0')) &
+    if (succeeded(gpk_gemm(ctx, A(:, 1:0), B(1:0, :), C, beta=2.0d0), label // ' f64 k = 0')) &
         call check(near(C, 2 * C0, 0.0d0), label // ' f64: k = 0 gives beta C')
   end subroutine check_gemm
 
@@ -249,44 +249,44 @@ contains
     end do
     xs = real(xd, c_float)
 
-    if (ran(gpk_reduce(ctx, xd, GPK_SUM, rd), label // ' f64 sum')) &
+    if (succeeded(gpk_reduce(ctx, xd, GPK_SUM, rd), label // ' f64 sum')) &
         call check(abs(rd - sum(xd)) <= 1d-12 * sum(abs(xd)), label // ' f64 sum')
-    if (ran(gpk_reduce(ctx, xd, GPK_MIN, rd), label // ' f64 min')) &
+    if (succeeded(gpk_reduce(ctx, xd, GPK_MIN, rd), label // ' f64 min')) &
         call check(rd == minval(xd), label // ' f64 min')
-    if (ran(gpk_reduce(ctx, xd, GPK_MAX, rd), label // ' f64 max')) &
+    if (succeeded(gpk_reduce(ctx, xd, GPK_MAX, rd), label // ' f64 max')) &
         call check(rd == maxval(xd), label // ' f64 max')
 
-    if (ran(gpk_reduce(ctx, xs, GPK_SUM, rs), label // ' f32 sum')) &
+    if (succeeded(gpk_reduce(ctx, xs, GPK_SUM, rs), label // ' f32 sum')) &
         call check(abs(rs - sum(real(xs, c_double))) <= 1d-4 * sum(abs(real(xs, c_double))), label // ' f32 sum')
-    if (ran(gpk_reduce(ctx, xs, GPK_MIN, rs), label // ' f32 min')) &
+    if (succeeded(gpk_reduce(ctx, xs, GPK_MIN, rs), label // ' f32 min')) &
         call check(rs == minval(xs), label // ' f32 min')
-    if (ran(gpk_reduce(ctx, xs, GPK_MAX, rs), label // ' f32 max')) &
+    if (succeeded(gpk_reduce(ctx, xs, GPK_MAX, rs), label // ' f32 max')) &
         call check(rs == maxval(xs), label // ' f32 max')
 
-    if (ran(gpk_reduce(ctx, xi, GPK_SUM, ri), label // ' i32 sum')) &
+    if (succeeded(gpk_reduce(ctx, xi, GPK_SUM, ri), label // ' i32 sum')) &
         call check(ri == sum(int(xi, c_int64_t)), label // ' i32 sum')
-    if (ran(gpk_reduce(ctx, xi, GPK_MIN, ri), label // ' i32 min')) &
+    if (succeeded(gpk_reduce(ctx, xi, GPK_MIN, ri), label // ' i32 min')) &
         call check(ri == minval(xi), label // ' i32 min')
-    if (ran(gpk_reduce(ctx, xi, GPK_MAX, ri), label // ' i32 max')) &
+    if (succeeded(gpk_reduce(ctx, xi, GPK_MAX, ri), label // ' i32 max')) &
         call check(ri == maxval(xi), label // ' i32 max')
 
     ! The sum of these int32 values overflows 32 bits; the result is 64-bit.
     xi = huge(1_c_int32_t)
-    if (ran(gpk_reduce(ctx, xi, GPK_SUM, ri), label // ' i32 sum past 2^31')) &
+    if (succeeded(gpk_reduce(ctx, xi, GPK_SUM, ri), label // ' i32 sum past 2^31')) &
         call check(ri == n * int(huge(1_c_int32_t), c_int64_t), label // ' i32 sum accumulates in 64 bits')
 
-    if (ran(gpk_reduce(ctx, xl, GPK_SUM, ri), label // ' i64 sum')) &
+    if (succeeded(gpk_reduce(ctx, xl, GPK_SUM, ri), label // ' i64 sum')) &
         call check(ri == sum(xl), label // ' i64 sum')
-    if (ran(gpk_reduce(ctx, xl, GPK_MIN, ri), label // ' i64 min')) &
+    if (succeeded(gpk_reduce(ctx, xl, GPK_MIN, ri), label // ' i64 min')) &
         call check(ri == minval(xl), label // ' i64 min')
-    if (ran(gpk_reduce(ctx, xl, GPK_MAX, ri), label // ' i64 max')) &
+    if (succeeded(gpk_reduce(ctx, xl, GPK_MAX, ri), label // ' i64 max')) &
         call check(ri == maxval(xl), label // ' i64 max')
 
     ! Strided sections are copied to contiguous temporaries by the compiler.
-    if (ran(gpk_reduce(ctx, xd(1:n:3), GPK_SUM, rd), label // ' f64 strided sum')) &
+    if (succeeded(gpk_reduce(ctx, xd(1:n:3), GPK_SUM, rd), label // ' f64 strided sum')) &
         call check(abs(rd - sum(xd(1:n:3))) <= 1d-12 * sum(abs(xd)), label // ' f64 strided sum')
 
-    if (ran(gpk_reduce(ctx, xd(1:0), GPK_SUM, rd), label // ' f64 empty sum')) &
+    if (succeeded(gpk_reduce(ctx, xd(1:0), GPK_SUM, rd), label // ' f64 empty sum')) &
         call check(rd == 0, label // ' the sum of nothing is 0')
   end subroutine check_reduce
 
@@ -311,13 +311,13 @@ contains
     end do
     as = real(ad, c_float)
 
-    if (ran(gpk_transpose(ctx, ad, bd), label // ' f64')) &
+    if (succeeded(gpk_transpose(ctx, ad, bd), label // ' f64')) &
         call check(all(bd == transpose(ad)), label // ' f64')
-    if (ran(gpk_transpose(ctx, as, bs), label // ' f32')) &
+    if (succeeded(gpk_transpose(ctx, as, bs), label // ' f32')) &
         call check(all(bs == transpose(as)), label // ' f32')
-    if (ran(gpk_transpose(ctx, ai, bi), label // ' i32')) &
+    if (succeeded(gpk_transpose(ctx, ai, bi), label // ' i32')) &
         call check(all(bi == transpose(ai)), label // ' i32')
-    if (ran(gpk_transpose(ctx, al, bl), label // ' i64')) &
+    if (succeeded(gpk_transpose(ctx, al, bl), label // ' i64')) &
         call check(all(bl == transpose(al)), label // ' i64')
   end subroutine check_transpose
 
@@ -329,21 +329,21 @@ contains
     type(gpk_pi_result) :: r1, r2, r3, part(3)
     real(c_double), parameter :: pi = acos(-1.0d0)
 
-    if (.not. ran(gpk_pi(ctx, 1000000, 42, r1), label // ' default integers')) return
-    if (ran(gpk_pi(ctx, 1000000_c_int64_t, 42_c_int64_t, r2), label // ' C form')) &
+    if (.not. succeeded(gpk_pi(ctx, 1000000, 42, r1), label // ' default integers')) return
+    if (succeeded(gpk_pi(ctx, 1000000_c_int64_t, 42_c_int64_t, r2), label // ' C form')) &
         call check(r1%samples == 1000000 .and. r1%hits == r2%hits, label // ' is reproducible')
     call check(abs(r1%estimate - 4.0d0 * r1%hits / r1%samples) < 1d-15, label // ' estimate = 4 hits / samples')
     call check(abs(r1%estimate - pi) < 6 * r1%std_error, label // ' estimate within 6 standard errors')
     call check(r1%std_error > 0 .and. r1%std_error < 0.01d0, label // ' std_error is sane')
-    if (ran(gpk_pi(ctx, 1000000, 43, r3), label // ' another seed')) &
+    if (succeeded(gpk_pi(ctx, 1000000, 43, r3), label // ' another seed')) &
         call check(r3%hits /= r1%hits, label // ' another seed, other hits')
 
     ! Uneven ranges, an empty one among them, add up to the whole run's hits.
-    if (.not. ran(gpk_pi_range(ctx, 0, 333333, 42, part(1)), label // ' range, default integers')) return
-    if (.not. ran(gpk_pi_range(ctx, 333333_c_int64_t, 0_c_int64_t, 42_c_int64_t, part(2)), label // ' empty range')) &
-        return
-    if (.not. ran(gpk_pi_range(ctx, 333333_c_int64_t, 666667_c_int64_t, 42_c_int64_t, part(3)), label // ' range')) &
-        return
+    if (.not. succeeded(gpk_pi_range(ctx, 0, 333333, 42, part(1)), label // ' range, default integers')) return
+    if (.not. succeeded(gpk_pi_range(ctx, 333333_c_int64_t, 0_c_int64_t, 42_c_int64_t, part(2)), &
+                        label // ' empty range')) return
+    if (.not. succeeded(gpk_pi_range(ctx, 333333_c_int64_t, 666667_c_int64_t, 42_c_int64_t, part(3)), &
+                        label // ' range')) return
     call check(sum(part%hits) == r1%hits, label // ' ranges add up to the whole run''s hits')
     call check(sum(part%samples) == r1%samples, label // ' ranges add up to the whole run''s samples')
     call check(part(2)%hits == 0 .and. ieee_is_nan(part(2)%estimate), label // ' empty range: 0 hits, NaN')
@@ -407,8 +407,14 @@ contains
     call check(index(msg, 'count (-1)') > 0, 'the message names count: ' // trim(msg))
     msg = ''
     call expect(gpk_pi(ctx, -5, 1, p, errmsg=msg), GPK_ERROR_INVALID_ARGUMENT, 'pi with negative samples')
-    call check(index(msg, 'samples (-5)') > 0, 'the message names samples: ' // trim(msg))
+    ! The rule is samples >= 1 (0 is refused too), so that is what the message says.
+    call check(index(msg, 'gpk_pi: samples (-5) must be >= 1') > 0, 'the message names samples and its rule: ' &
+               // trim(msg))
     call check(p%hits == -7, 'a rejected pi leaves the result alone')
+    msg = ''
+    call expect(gpk_pi(ctx, 0, 1, p, errmsg=msg), GPK_ERROR_INVALID_ARGUMENT, 'pi with no samples')
+    call check(index(msg, 'samples (0) must be >= 1') > 0, 'the same rule for 0: ' // trim(msg))
+    call check(p%hits == -7, 'a rejected pi leaves the result alone (0 samples)')
     ! A negative seed is a seed: the same bits as the C form's.
     block
       type(gpk_pi_result) :: q1, q2
@@ -420,6 +426,22 @@ contains
 
     call expect(gpk_set_variant(ctx, GPK_OP_GEMM, 'no-such-variant'), GPK_ERROR_INVALID_ARGUMENT, 'bad variant')
     call check(index(gpk_last_error(ctx), 'no-such-variant') > 0, 'the message quotes the name')
+    msg = ''
+    call expect(gpk_set_variant(ctx, GPK_OP_GEMM, 'no-such-variant', errmsg=msg), GPK_ERROR_INVALID_ARGUMENT, &
+                'bad variant, errmsg')
+    call check(index(msg, 'no-such-variant') > 0, 'errmsg quotes the name: ' // trim(msg))
+    ! C reads a name up to its first NUL: 'host' // NUL // 'x' would be taken as 'host',
+    ! a variant the host backend has. The whole name is the name, so it is refused.
+    msg = ''
+    call expect(gpk_set_variant(ctx, GPK_OP_GEMM, 'host' // c_null_char // 'x', errmsg=msg), &
+                GPK_ERROR_INVALID_ARGUMENT, 'a variant name with a NUL inside')
+    call check(index(msg, 'gpk_set_variant: name') == 1 .and. index(msg, 'NUL') > 0, &
+               'the message names name and the NUL: ' // trim(msg))
+    call expect(gpk_set_variant(ctx, GPK_OP_GEMM, 'host' // c_null_char), GPK_ERROR_INVALID_ARGUMENT, &
+                'a variant name ending in a NUL')
+    call expect(gpk_set_variant(ctx, GPK_OP_GEMM, 'host  '), GPK_SUCCESS, &
+                'trailing blanks are Fortran padding, not part of the name')
+    call expect(gpk_set_variant(ctx, GPK_OP_GEMM), GPK_SUCCESS, 'gemm back to auto')
     call expect(gpk_set_validation(ctx, 1_c_int), GPK_ERROR_NOT_SUPPORTED, 'validation on the host backend')
     call expect(gpk_set_validation(ctx, 0_c_int), GPK_SUCCESS, 'validation off')
     call expect(gpk_set_staging(ctx, 2_c_int, 4096_c_size_t, 0_c_size_t), GPK_SUCCESS, 'gpk_set_staging')
