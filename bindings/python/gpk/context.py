@@ -223,8 +223,9 @@ class Context:
     Close it with close() or use it as a context manager; one thread uses a
     context at a time.
 
-    Arrays are numpy arrays (anything numpy.asarray takes, for inputs) or objects
-    with __cuda_array_interface__ (CuPy, Numba, PyTorch), passed by pointer:
+    Arrays are numpy arrays (anything numpy.asarray takes, for inputs), objects
+    with __cuda_array_interface__ (CuPy, Numba, PyTorch) or DLPack tensors (any
+    object with __dlpack__: PyTorch, JAX, CuPy, TensorFlow...), passed by pointer:
       - dtypes float32, float64, int32, int64 (gemm: floats only);
       - a 2-D array with a unit stride along one axis is read in place, whether
         C-ordered (row-major), Fortran-ordered (column-major) or a slice such as
@@ -233,10 +234,16 @@ class Context:
       - results go to out= when given (in place, never reallocated); otherwise a
         new array is made like the inputs: a numpy array, or for device inputs an
         array of the same library (CuPy, Numba, PyTorch; other device-array types
-        must pass out=).
+        must pass out=), or for DLPack inputs an array of theirs, through their
+        library's from_dlpack (a gpk.Array, itself a DLPack producer, where gpk
+        knows none).
     With every array on the device, gemm and transpose are asynchronous on the
     context's stream (set_stream; the default stream otherwise), like the C API;
-    the array's own __cuda_array_interface__ stream is not waited for.
+    the array's own __cuda_array_interface__ stream is not waited for. DLPack
+    tensors follow the standard's stream rule instead: the producer orders its
+    pending work before the context's stream, and a consumer of a new result
+    waits for gpk's work on it. A DLPack tensor must be in host memory or on the
+    context's GPU; one read-only or exported as a copy cannot be an output.
     """
 
     def __init__(self, backend="auto", device=0):
