@@ -15,7 +15,6 @@ the per-thread one (the driver's CU_STREAM_LEGACY and CU_STREAM_PER_THREAD handl
 have these very values), anything else a cudaStream_t.
 """
 
-import contextlib
 import ctypes
 import threading
 
@@ -122,15 +121,21 @@ def driver():
     return _driver
 
 
-@contextlib.contextmanager
-def on(device):
+class on:  # noqa: N801  (used as a function: `with on(device) as d`)
     """The CUDA driver with `device`'s primary context current, for one call."""
-    d = driver()
-    d.check(d.lib.cuCtxPushCurrent_v2(d.context(device)), "cuCtxPushCurrent")
-    try:
-        yield d
-    finally:
-        d.lib.cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
+
+    __slots__ = ("device",)
+
+    def __init__(self, device):
+        self.device = device
+
+    def __enter__(self):
+        d = driver()
+        d.check(d.lib.cuCtxPushCurrent_v2(d.context(self.device)), "cuCtxPushCurrent")
+        return d
+
+    def __exit__(self, *exc):
+        _driver.lib.cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
 
 
 def allocate(device, nbytes):

@@ -845,7 +845,6 @@ class Context:
                 pending.append((event, held))
         return _dlpack.deliver(out, proto.source, where) if fresh else out
 
-
     @staticmethod
     def _check_result(op, shape, dtype, name, where):
         if len(op.shape) != 2 or tuple(op.shape) != tuple(shape):
