@@ -140,12 +140,6 @@ class _Held:
         self.view = None
 
 
-def is_on_device(obj, ctx):
-    """Whether a DLPack tensor lives in device memory for ctx (no capsule is made)."""
-    device_type = int(obj.__dlpack_device__()[0])
-    return device_type == CUDA or (device_type == CUDA_MANAGED and ctx.backend == "cuda")
-
-
 def acquire(obj, name, where, ctx, output):
     """(held, ptr, shape, byte strides, numpy dtype, GPK dtype, on the device,
     writable) of obj through DLPack. Host memory comes with held.view, a numpy
