@@ -21,6 +21,7 @@ Capsules are read and made with ctypes (PyCapsule_*), so the package needs no
 compiled module for them.
 """
 
+import atexit
 import ctypes
 import math
 
@@ -263,6 +264,20 @@ def _capsule_destructor(capsule):
                 _release(_get_pointer_raw(capsule, name))
     except Exception:  # noqa: BLE001  (a destructor has nowhere to report)
         pass
+
+
+# A consumer may free what gpk handed out after this module is gone, as the
+# interpreter shuts down: the callbacks it will call, and what is still handed out
+# then, are kept for good (one reference never dropped) rather than freed under it.
+_keep = _pyfunc("Py_IncRef", None, ctypes.py_object)
+_keep(_deleter)
+_keep(_capsule_destructor)
+
+
+@atexit.register
+def _keep_exported():
+    for entry in list(_exported.values()):
+        _keep(entry)
 
 
 def exported_count():
