@@ -9,6 +9,7 @@
 #include "dispatch.hpp"
 #include "registry.hpp"
 #include "status.hpp"
+#include "tuning.hpp"
 
 #include <cinttypes>
 #include <cmath>
@@ -175,6 +176,13 @@ GPK_API gpk_status gpk_create(gpk_context **ctx, int backend, int device) {
                 return st;
             }
         }
+        // "auto"'s table: the built-in one for the GPU, or GPK_TUNING's file.
+        const gpk_status tuned = tuning::install_at_create(*c);
+        if (tuned != GPK_SUCCESS) {
+            cuda::destroy(*c);
+            delete c;
+            return tuned;
+        }
         // From here the registry owns c, and frees it if it cannot take it.
         return register_context(c, ctx);
     });
@@ -250,6 +258,28 @@ GPK_API gpk_status gpk_set_variant(gpk_context *handle, int op, const char *name
     if (index < 0) return unknown_variant(ctx, op, name);
     ctx->variant[op] = index;
     return GPK_SUCCESS;
+}
+
+GPK_API gpk_status gpk_load_tuning(gpk_context *handle, const char *path) {
+    ContextRef ref;
+    GPK_FORWARD_IF_ERROR(acquire(handle, &ref));
+    gpk_context *ctx = ref.get();
+    return guarded(ctx, [&]() -> gpk_status {
+        if (ctx->backend != GPK_BACKEND_CUDA) return tuning::load(*ctx, path);
+        cuda::DeviceGuard guard(*ctx);
+        return tuning::load(*ctx, path);
+    });
+}
+
+GPK_API const char *gpk_tuning_name(const gpk_context *handle) {
+    const ContextRef ctx = lookup(handle);
+    return ctx == nullptr ? nullptr : ctx->tuning_name.c_str();
+}
+
+GPK_API const char *gpk_last_variant(const gpk_context *handle, int op) {
+    const ContextRef ctx = lookup(handle);
+    if (ctx == nullptr || op < 0 || op >= GPK_OP_COUNT) return nullptr;
+    return variant_name(op, ctx->backend, ctx->last_variant[op]);
 }
 
 GPK_API gpk_status gpk_set_validation(gpk_context *handle, int enabled) {

@@ -8,10 +8,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace gpk::cuda {
 struct Resources;
+}
+namespace gpk::tuning {
+struct Table;
 }
 
 constexpr int GPK_OP_COUNT = 5;
@@ -36,6 +40,11 @@ struct gpk_context {
     bool validation = false;
     int math_mode = GPK_MATH_DEFAULT;  // gpk_set_math_mode: F32 gemm only
     int variant[GPK_OP_COUNT] = {-1, -1, -1, -1, -1};  // -1: "auto", else a ladder index
+    // What "auto" chooses from (tuning.hpp): shared, since a built-in table serves every
+    // context of its device kind; null: no table, each ladder's default.
+    std::shared_ptr<const gpk::tuning::Table> tuning;
+    std::string tuning_name;  // gpk_tuning_name
+    int last_variant[GPK_OP_COUNT] = {-1, -1, -1, -1, -1};  // gpk_last_variant: a ladder index, -1: no call yet
     gpk::StagingSettings staging;
     std::string last_error;
     gpk::cuda::Resources *cuda = nullptr;  // owned; null on the host backend

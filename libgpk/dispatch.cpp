@@ -11,6 +11,7 @@
 #include "registry.hpp"
 #include "scalars.hpp"
 #include "status.hpp"
+#include "tuning.hpp"
 #include "validation.hpp"
 
 #include <cmath>
@@ -49,29 +50,37 @@ gpk_status takes(gpk_context &ctx, const Ladder<Args> &ladder, int i, const Args
     return ladder.rungs[i].takes != nullptr ? ladder.rungs[i].takes(ctx, args, why_not) : GPK_SUCCESS;
 }
 
-// "auto": the first rung of the ladder's preference list that takes the call (and
-// leads for it, where its entry asks).
+tuning::Key key_for(const gpk_context &ctx, const GemmArgs &a) { return tuning::key_of(a, ctx.math_mode); }
+tuning::Key key_for(const gpk_context &ctx, const GemmBatchedCall &c) { return tuning::key_of(c, ctx.math_mode); }
+tuning::Key key_for(const gpk_context &, const ReduceArgs &a) { return tuning::key_of(a); }
+tuning::Key key_for(const gpk_context &, const TransposeArgs &a) { return tuning::key_of(a); }
+tuning::Key key_for(const gpk_context &, const PiArgs &a) { return tuning::key_of(a); }
+
+// "auto": the rung `table` holds fastest for calls like this one that takes it, else
+// the ladder's default (tuning.hpp). `table` is the context's; a lane of the staging
+// pipeline runs with its caller's (run_auto).
 template <class Args>
-gpk_status pick(gpk_context &ctx, int op, const Ladder<Args> &ladder, const Args &args, int dtype, int *index) {
-    for (int k = 0; k < ladder.auto_count; ++k) {
+gpk_status pick(gpk_context &ctx, const tuning::Table *table, int op, const Ladder<Args> &ladder, const Args &args,
+                int dtype, int *index) {
+    const auto accepts = [&](int i, bool *yes) {
         const char *why_not = nullptr;
-        GPK_FORWARD_IF_ERROR(takes(ctx, ladder, ladder.autos[k], args, dtype, &why_not));
-        if (why_not == nullptr && ladder.where[k] != nullptr) GPK_FORWARD_IF_ERROR(ladder.where[k](ctx, args, &why_not));
-        if (why_not == nullptr) {
-            *index = ladder.autos[k];
-            return GPK_SUCCESS;
-        }
-    }
-    return fail(&ctx, GPK_ERROR_NOT_SUPPORTED, "no variant of %s that \"auto\" may choose takes this call",
-                op_label(op));
+        GPK_FORWARD_IF_ERROR(takes(ctx, ladder, i, args, dtype, &why_not));
+        *yes = why_not == nullptr;
+        return GPK_SUCCESS;
+    };
+    GPK_FORWARD_IF_ERROR(tuning::choose(table, key_for(ctx, args), ladder.autos, ladder.auto_count, ladder.never,
+                                        accepts, index));
+    GPK_RETURN_ERROR_IF(*index < 0, &ctx, GPK_ERROR_NOT_SUPPORTED,
+                        "no variant of %s that \"auto\" may choose takes this call", op_label(op));
+    return GPK_SUCCESS;
 }
 
 // The variant for this call: the one set on the context, if it takes the call, or
-// the ladder's pick.
+// the pick of "auto".
 template <class Args>
 gpk_status select(gpk_context &ctx, int op, const Ladder<Args> &ladder, const Args &args, int dtype, int *index) {
     const int i = ctx.variant[op];
-    if (i < 0) return pick(ctx, op, ladder, args, dtype, index);
+    if (i < 0) return pick(ctx, ctx.tuning.get(), op, ladder, args, dtype, index);
     GPK_FORWARD_IF_ERROR(check_dtype_of(ctx, op, ladder, i, dtype));
     const char *why_not = nullptr;
     GPK_FORWARD_IF_ERROR(takes(ctx, ladder, i, args, dtype, &why_not));
@@ -88,22 +97,44 @@ int op_of(const GemmArgs &) { return GPK_OP_GEMM; }
 int op_of(const ReduceArgs &) { return GPK_OP_REDUCE; }
 int op_of(const TransposeArgs &) { return GPK_OP_TRANSPOSE; }
 
-// "auto" for each launch on the CUDA backend: the staging pipeline launches on
-// pieces of the arrays, and a piece may be aligned where the whole is not, or the
-// other way round, so the rung that takes it is chosen piece by piece.
+// A staged call under "auto" (host arrays through the pipeline) chooses a rung for
+// each piece it launches, since a piece may be aligned where the whole is not, or the
+// other way round, and its shape is the piece's. The pieces run on the pipeline's lane
+// contexts, which carry what launchers read and not the caller's table; the pipeline
+// launches them from the calling thread, so the table, and where to note the rung
+// that ran, travel beside them on this thread for the length of the call.
+struct AutoScope {
+    const tuning::Table *table;
+    int ran = -1;  // the rung of the last piece launched
+};
+thread_local AutoScope *t_auto = nullptr;
+
+class AutoGuard {
+public:
+    explicit AutoGuard(AutoScope &scope) : outer_(t_auto) { t_auto = &scope; }
+    ~AutoGuard() { t_auto = outer_; }
+    AutoGuard(const AutoGuard &) = delete;
+    AutoGuard &operator=(const AutoGuard &) = delete;
+
+private:
+    AutoScope *outer_;
+};
+
 template <class Args>
 gpk_status run_auto(gpk_context &ctx, const Args &args) {
     const Ladder<Args> &ladder = cuda_ladder_for(args);
     int index = 0;
-    GPK_FORWARD_IF_ERROR(pick(ctx, op_of(args), ladder, args, args.dtype, &index));
+    GPK_FORWARD_IF_ERROR(pick(ctx, t_auto != nullptr ? t_auto->table : nullptr, op_of(args), ladder, args, args.dtype,
+                              &index));
+    if (t_auto != nullptr) t_auto->ran = index;
     return ladder.rungs[index].run(ctx, args);
 }
 
-// What the CUDA backend launches for rung `index`: the rung itself when it was set on
-// the context or "auto" has one choice only, else run_auto.
+// What the staging pipeline launches for rung `index`: the rung itself when it was
+// set on the context, else run_auto, piece by piece.
 template <class Args>
 Launcher<Args> launcher(const gpk_context &ctx, int op, const Ladder<Args> &ladder, int index) {
-    return ctx.variant[op] >= 0 || ladder.auto_count == 1 ? ladder.rungs[index].run : run_auto<Args>;
+    return ctx.variant[op] >= 0 ? ladder.rungs[index].run : run_auto<Args>;
 }
 
 // What the staging pipeline asks before its first write: the rung's takes function
@@ -217,7 +248,8 @@ gpk_status gemm_on_host(gpk_context &ctx, const GemmArgs &a) {
     return sync(ctx);
 }
 
-gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row_major) {
+// *ran: the rung that ran (for a staged call under "auto", that of its last piece).
+gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row_major, int *ran) {
     const Ladder<GemmArgs> &ladder = gemm_ladder(GPK_BACKEND_CUDA);
     const size_t es = dtype_size(user.dtype);
     GemmArgs a = user;
@@ -228,9 +260,8 @@ gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row
     // call), beta applied in F32.
     const bool scale_only = !gemm_forms_product(a);
     if (scale_only) a.k = 0;
-    const Launcher<GemmArgs> scaler =
-        is_16bit(a.dtype) ? ladder.rungs[ladder.vendor].run : ladder.rungs[ladder.reference].run;
-    const Launcher<GemmArgs> run = scale_only ? scaler : launcher(ctx, GPK_OP_GEMM, ladder, index);
+    *ran = !scale_only ? index : is_16bit(a.dtype) ? ladder.vendor : ladder.reference;
+    const Launcher<GemmArgs> run = ladder.rungs[*ran].run;
     const bool validate = ctx.validation && !scale_only;
     const int ci = gemm_checker(ladder, index, a.dtype);
     const Launcher<GemmArgs> check_run = ci >= 0 ? ladder.rungs[ci].run : gemm_on_host;
@@ -245,7 +276,12 @@ gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row
     if (!(dev_a && dev_b && dev_c)) {
         // The caller's B stays resident: after the row-major swap that is the normalized A.
         const cuda::Checker<GemmArgs> check{check_run, ladder.rungs[index].name, check_name};
-        return cuda::staged_gemm(ctx, a, run, row_major, dev_a, dev_b, dev_c, validate ? &check : nullptr);
+        AutoScope scope{ctx.tuning.get()};
+        const AutoGuard guard(scope);
+        const gpk_status st = cuda::staged_gemm(ctx, a, scale_only ? run : launcher(ctx, GPK_OP_GEMM, ladder, index),
+                                                row_major, dev_a, dev_b, dev_c, validate ? &check : nullptr);
+        if (scope.ran >= 0) *ran = scope.ran;
+        return st;
     }
 
     // Validation recomputes into its own buffer from a snapshot of C; everything it
@@ -274,7 +310,7 @@ gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row
 
 // ---- reduce -----------------------------------------------------------------------
 
-gpk_status reduce_cuda(gpk_context &ctx, const ReduceArgs &user, int index) {
+gpk_status reduce_cuda(gpk_context &ctx, const ReduceArgs &user, int index, int *ran) {
     const Ladder<ReduceArgs> &ladder = reduce_ladder(GPK_BACKEND_CUDA);
     const size_t es = dtype_size(user.dtype), rs = reduce_result_size(user.dtype);
     const int ci = checker_of(ladder, index);
@@ -282,10 +318,16 @@ gpk_status reduce_cuda(gpk_context &ctx, const ReduceArgs &user, int index) {
     bool dev_x = true, dev_r = true;
     if (a.n > 0) GPK_FORWARD_IF_ERROR(locate(ctx, a.x, "x", &dev_x));
     GPK_FORWARD_IF_ERROR(locate(ctx, a.result, "result", &dev_r));
-    const Launcher<ReduceArgs> run = launcher(ctx, GPK_OP_REDUCE, ladder, index);
+    const Launcher<ReduceArgs> run = ladder.rungs[index].run;
+    *ran = index;
     if (!dev_x) {
         const cuda::Checker<ReduceArgs> check{ladder.rungs[ci].run, ladder.rungs[index].name, ladder.rungs[ci].name};
-        return cuda::staged_reduce(ctx, a, run, dev_r, ctx.validation ? &check : nullptr);
+        AutoScope scope{ctx.tuning.get()};
+        const AutoGuard guard(scope);
+        const gpk_status st = cuda::staged_reduce(ctx, a, launcher(ctx, GPK_OP_REDUCE, ladder, index), dev_r,
+                                                  ctx.validation ? &check : nullptr);
+        if (scope.ran >= 0) *ran = scope.ran;
+        return st;
     }
 
     // x on the device: a host result is computed into the context's Stage buffer.
@@ -327,19 +369,25 @@ gpk_status reduce_cuda(gpk_context &ctx, const ReduceArgs &user, int index) {
 
 // ---- transpose --------------------------------------------------------------------
 
-gpk_status transpose_cuda(gpk_context &ctx, const TransposeArgs &user, int index) {
+gpk_status transpose_cuda(gpk_context &ctx, const TransposeArgs &user, int index, int *ran) {
     const Ladder<TransposeArgs> &ladder = transpose_ladder(GPK_BACKEND_CUDA);
     const size_t es = user.elem_size, bytes = user.rows * user.cols * es;
     const TransposeArgs &a = user;
     bool dev_a = true, dev_b = true;
     GPK_FORWARD_IF_ERROR(locate(ctx, a.A, "A", &dev_a));
     GPK_FORWARD_IF_ERROR(locate(ctx, a.B, "B", &dev_b));
-    const Launcher<TransposeArgs> run = launcher(ctx, GPK_OP_TRANSPOSE, ladder, index);
+    const Launcher<TransposeArgs> run = ladder.rungs[index].run;
     const char *name = ladder.rungs[index].name;
+    *ran = index;
     if (!(dev_a && dev_b)) {
         const cuda::Checker<TransposeArgs> check{nullptr, name, nullptr};
-        return cuda::staged_transpose(ctx, a, run, rung_check(ctx, GPK_OP_TRANSPOSE, ladder, index), dev_a, dev_b,
-                                      ctx.validation ? &check : nullptr);
+        AutoScope scope{ctx.tuning.get()};
+        const AutoGuard guard(scope);
+        const gpk_status st = cuda::staged_transpose(ctx, a, launcher(ctx, GPK_OP_TRANSPOSE, ladder, index),
+                                                     rung_check(ctx, GPK_OP_TRANSPOSE, ladder, index), dev_a, dev_b,
+                                                     ctx.validation ? &check : nullptr);
+        if (scope.ran >= 0) *ran = scope.ran;
+        return st;
     }
 
     std::vector<unsigned char> space;
@@ -367,7 +415,7 @@ gpk_status pi_checker(gpk_context &ctx, const Ladder<PiArgs> &ladder, const PiAr
         return GPK_SUCCESS;
     }
     int best = 0;
-    GPK_FORWARD_IF_ERROR(pick(ctx, GPK_OP_PI, ladder, a, -1, &best));
+    GPK_FORWARD_IF_ERROR(pick(ctx, ctx.tuning.get(), GPK_OP_PI, ladder, a, -1, &best));
     *checker = index != best ? best : ladder.reference;
     return GPK_SUCCESS;
 }
@@ -394,6 +442,12 @@ gpk_status pi_cuda(gpk_context &ctx, const PiArgs &a, int index) {
     return GPK_SUCCESS;
 }
 
+// The status of a call, having noted for gpk_last_variant the rung it ran when it
+// succeeded.
+gpk_status noted(gpk_context &ctx, int op, int ran, gpk_status st) {
+    if (st == GPK_SUCCESS) ctx.last_variant[op] = ran;
+    return st;
+}
 
 }  // namespace
 
@@ -417,7 +471,9 @@ gpk_status run_gemm(gpk_context &ctx, const GemmArgs &args, int layout) {
     GPK_FORWARD_IF_ERROR(select(ctx, GPK_OP_GEMM, ladder, args, args.dtype, &index));
     if (ctx.backend == GPK_BACKEND_CUDA) {
         cuda::DeviceGuard guard(ctx);
-        return gemm_cuda(ctx, args, index, layout == GPK_ROW_MAJOR);
+        int ran = index;
+        const gpk_status st = gemm_cuda(ctx, args, index, layout == GPK_ROW_MAJOR, &ran);
+        return noted(ctx, GPK_OP_GEMM, ran, st);
     }
     bool dev = false;
     if (args.k > 0) {
@@ -425,22 +481,19 @@ gpk_status run_gemm(gpk_context &ctx, const GemmArgs &args, int layout) {
         GPK_FORWARD_IF_ERROR(locate(ctx, args.B, "B", &dev));
     }
     GPK_FORWARD_IF_ERROR(locate(ctx, args.C, "C", &dev));
-    return ladder.rungs[index].run(ctx, args);
+    return noted(ctx, GPK_OP_GEMM, index, ladder.rungs[index].run(ctx, args));
 }
 
 
 gpk_status run_gemm_batched(gpk_context &ctx, const GemmBatchedCall &call) {
     const Ladder<GemmBatchedCall> &ladder = gemm_batched_ladder(ctx.backend);
     int index = 0;
-    // "auto" on the CUDA backend chooses by shape and dtype (registry.cpp); a rung set
-    // on the context refuses, naming itself, a call it does not take.
-    if (ctx.backend == GPK_BACKEND_CUDA && ctx.variant[GPK_OP_GEMM_BATCHED] < 0)
-        index = pick_gemm_batched(call);
-    else
-        GPK_FORWARD_IF_ERROR(select(ctx, GPK_OP_GEMM_BATCHED, ladder, call, call.dtype, &index));
+    // The rung for the whole call: every chunk of a staged one holds whole products
+    // of the same shape.
+    GPK_FORWARD_IF_ERROR(select(ctx, GPK_OP_GEMM_BATCHED, ladder, call, call.dtype, &index));
     if (ctx.backend == GPK_BACKEND_CUDA) {
         cuda::DeviceGuard guard(ctx);
-        return gemm_batched_cuda(ctx, call, index);
+        return noted(ctx, GPK_OP_GEMM_BATCHED, index, gemm_batched_cuda(ctx, call, index));
     }
     bool dev = false;
     if (call.k > 0) {
@@ -448,7 +501,7 @@ gpk_status run_gemm_batched(gpk_context &ctx, const GemmBatchedCall &call) {
         GPK_FORWARD_IF_ERROR(locate(ctx, call.B, "B", &dev));
     }
     GPK_FORWARD_IF_ERROR(locate(ctx, call.C, "C", &dev));
-    return ladder.rungs[index].run(ctx, call);
+    return noted(ctx, GPK_OP_GEMM_BATCHED, index, ladder.rungs[index].run(ctx, call));
 }
 
 gpk_status run_reduce(gpk_context &ctx, const ReduceArgs &args) {
@@ -457,12 +510,14 @@ gpk_status run_reduce(gpk_context &ctx, const ReduceArgs &args) {
     GPK_FORWARD_IF_ERROR(select(ctx, GPK_OP_REDUCE, ladder, args, args.dtype, &index));
     if (ctx.backend == GPK_BACKEND_CUDA) {
         cuda::DeviceGuard guard(ctx);
-        return reduce_cuda(ctx, args, index);
+        int ran = index;
+        const gpk_status st = reduce_cuda(ctx, args, index, &ran);
+        return noted(ctx, GPK_OP_REDUCE, ran, st);
     }
     bool dev = false;
     if (args.n > 0) GPK_FORWARD_IF_ERROR(locate(ctx, args.x, "x", &dev));
     GPK_FORWARD_IF_ERROR(locate(ctx, args.result, "result", &dev));
-    return ladder.rungs[index].run(ctx, args);
+    return noted(ctx, GPK_OP_REDUCE, index, ladder.rungs[index].run(ctx, args));
 }
 
 gpk_status run_transpose(gpk_context &ctx, const TransposeArgs &args) {
@@ -471,12 +526,14 @@ gpk_status run_transpose(gpk_context &ctx, const TransposeArgs &args) {
     GPK_FORWARD_IF_ERROR(select(ctx, GPK_OP_TRANSPOSE, ladder, args, args.dtype, &index));
     if (ctx.backend == GPK_BACKEND_CUDA) {
         cuda::DeviceGuard guard(ctx);
-        return transpose_cuda(ctx, args, index);
+        int ran = index;
+        const gpk_status st = transpose_cuda(ctx, args, index, &ran);
+        return noted(ctx, GPK_OP_TRANSPOSE, ran, st);
     }
     bool dev = false;
     GPK_FORWARD_IF_ERROR(locate(ctx, args.A, "A", &dev));
     GPK_FORWARD_IF_ERROR(locate(ctx, args.B, "B", &dev));
-    return ladder.rungs[index].run(ctx, args);
+    return noted(ctx, GPK_OP_TRANSPOSE, index, ladder.rungs[index].run(ctx, args));
 }
 
 gpk_status run_pi(gpk_context &ctx, const PiArgs &args) {
@@ -485,9 +542,9 @@ gpk_status run_pi(gpk_context &ctx, const PiArgs &args) {
     GPK_FORWARD_IF_ERROR(select(ctx, GPK_OP_PI, ladder, args, -1, &index));
     if (ctx.backend == GPK_BACKEND_CUDA) {
         cuda::DeviceGuard guard(ctx);
-        return pi_cuda(ctx, args, index);
+        return noted(ctx, GPK_OP_PI, index, pi_cuda(ctx, args, index));
     }
-    return ladder.rungs[index].run(ctx, args);
+    return noted(ctx, GPK_OP_PI, index, ladder.rungs[index].run(ctx, args));
 }
 
 gpk_status write_result(gpk_context &ctx, void *dst, const void *src, size_t bytes, const char *name) {

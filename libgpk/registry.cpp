@@ -7,7 +7,6 @@
 #include "cuda/ladders.hpp"
 #include "host/host.hpp"
 
-#include <algorithm>
 #include <cstring>
 #include <iterator>
 
@@ -24,7 +23,7 @@ constexpr Variant<GemmBatchedCall> kHostGemmBatched[] = {{"host", kFloatTypes | 
 
 template <class Args, int N>
 constexpr Ladder<Args> host_ladder(const Variant<Args> (&rungs)[N]) {
-    return Ladder<Args>{rungs, N, -1, 0, {0}, {nullptr}, 1};
+    return Ladder<Args>{rungs, N, -1, 0, {0}, 1, 0};
 }
 
 // ---- CUDA backend: the rungs.def lists --------------------------------------------
@@ -35,8 +34,9 @@ struct Roles {
     const char *vendor = nullptr;
     const char *reference = nullptr;
     const char *autos[kMaxAuto] = {};
-    Takes<Args> where[kMaxAuto] = {};
     int auto_count = 0;
+    const char *never[kMaxRungs] = {};
+    int never_count = 0;
 };
 
 // The index of the rung called `name` in `rungs`, at compile time: a role names its
@@ -54,15 +54,16 @@ constexpr int rung(const Variant<Args> (&rungs)[N], const char *name) {
 
 template <class Args, int N>
 constexpr Ladder<Args> cuda_ladder(const Variant<Args> (&rungs)[N], const Roles<Args> &roles) {
-    Ladder<Args> l{rungs, N, rung(rungs, roles.vendor), rung(rungs, roles.reference), {}, {}, roles.auto_count};
+    static_assert(N <= kMaxRungs, "a ladder's rungs fit the bits of Ladder::never");
+    Ladder<Args> l{rungs, N, rung(rungs, roles.vendor), rung(rungs, roles.reference), {}, roles.auto_count, 0};
     if (roles.auto_count < 1) throw "no GPK_AUTO line";
     // Validation runs them on whatever call it checks.
     if (rungs[l.vendor].takes != nullptr || rungs[l.reference].takes != nullptr)
         throw "the vendor and reference rungs must take every call";
-    for (int i = 0; i < roles.auto_count; ++i) {
-        l.autos[i] = rung(rungs, roles.autos[i]);
-        l.where[i] = roles.where[i];
-    }
+    for (int i = 0; i < roles.auto_count; ++i) l.autos[i] = rung(rungs, roles.autos[i]);
+    for (int i = 0; i < roles.never_count; ++i) l.never |= uint64_t{1} << rung(rungs, roles.never[i]);
+    for (int i = 0; i < roles.auto_count; ++i)
+        if (l.never >> l.autos[i] & 1) throw "a GPK_AUTO rung is also GPK_AUTO_NEVER";
     return l;
 }
 
@@ -72,7 +73,7 @@ constexpr Ladder<Args> cuda_ladder(const Variant<Args> (&rungs)[N], const Roles<
 #define GPK_VENDOR(name)
 #define GPK_REFERENCE(name)
 #define GPK_AUTO(name)
-#define GPK_AUTO_WHERE(name, where)
+#define GPK_AUTO_NEVER(name)
 
 constexpr Variant<GemmArgs> kCudaGemm[] = {
 #include "cuda/gemm/rungs.def"
@@ -94,12 +95,12 @@ constexpr Variant<GemmBatchedCall> kCudaGemmBatched[] = {
 #undef GPK_VENDOR
 #undef GPK_REFERENCE
 #undef GPK_AUTO
-#undef GPK_AUTO_WHERE
+#undef GPK_AUTO_NEVER
 #define GPK_RUNG(nn, name, launcher, dtypes, takes)
 #define GPK_VENDOR(name) r.vendor = #name;
 #define GPK_REFERENCE(name) r.reference = #name;
 #define GPK_AUTO(name) r.autos[r.auto_count++] = #name;
-#define GPK_AUTO_WHERE(name, leads) r.where[r.auto_count] = cuda::leads, r.autos[r.auto_count++] = #name;
+#define GPK_AUTO_NEVER(name) r.never[r.never_count++] = #name;
 
 constexpr Roles<GemmArgs> gemm_roles() {
     Roles<GemmArgs> r;
@@ -131,7 +132,7 @@ constexpr Roles<GemmBatchedCall> gemm_batched_roles() {
 #undef GPK_VENDOR
 #undef GPK_REFERENCE
 #undef GPK_AUTO
-#undef GPK_AUTO_WHERE
+#undef GPK_AUTO_NEVER
 #undef GPK_TAKES_checked
 #undef GPK_TAKES_any
 
@@ -157,25 +158,6 @@ const Ladder<ReduceArgs> &reduce_ladder(int backend) { return kReduce[slot(backe
 const Ladder<TransposeArgs> &transpose_ladder(int backend) { return kTranspose[slot(backend)]; }
 const Ladder<PiArgs> &pi_ladder(int backend) { return kPi[slot(backend)]; }
 const Ladder<GemmBatchedCall> &gemm_batched_ladder(int backend) { return kGemmBatched[slot(backend)]; }
-
-// "auto" by dtype and the largest of m, n, k, from the gpk-bench measurements of square
-// products on the H100 (docs/PERFORMANCE.md, "Auto: gemm_batched"); a size between two
-// timed ones takes the rung of the next timed size up. F32: staged up to 16, prefetch
-// from 32 to 128, cuBLAS from 256. F64: staged up to 16, cuBLAS at 32 and 64, the FP64
-// tensor-core rung at 128, cuBLAS from 256. F16 and BF16: cuBLAS, the only rung that
-// takes them. Every rung picked takes every call of its range (staged holds products
-// of up to 90 x 90 in F32 and 64 x 64 in F64); one that refuses a call on the device
-// at hand (dmma below sm_80) is replaced by cuBLAS in dispatch.
-int pick_gemm_batched(const GemmBatchedCall &c) {
-    constexpr int vendor = rung(kCudaGemmBatched, "cublas");
-    constexpr int staged = rung(kCudaGemmBatched, "staged");
-    constexpr int prefetch = rung(kCudaGemmBatched, "prefetch");
-    constexpr int dmma = rung(kCudaGemmBatched, "dmma");
-    const int64_t size = std::max(c.m, std::max(c.n, c.k));
-    if (c.dtype == GPK_F32) return size <= 16 ? staged : size <= 128 ? prefetch : vendor;
-    if (c.dtype == GPK_F64) return size <= 16 ? staged : size <= 64 ? vendor : size <= 128 ? dmma : vendor;
-    return vendor;
-}
 
 int variant_count(int op, int backend) {
     switch (op) {

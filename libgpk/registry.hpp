@@ -1,6 +1,8 @@
 // One static ladder per (op, backend): its variants in ladder order, each with the
-// dtypes it supports, and its roles: the vendor's rung, the reference rung and the
-// rungs "auto" prefers, best first. The CUDA ladders are read from cuda/<op>/rungs.def.
+// dtypes it supports, and its roles: the vendor's rung, the reference rung, the ladder's
+// default for "auto" and the rungs "auto" never runs. The CUDA ladders are read from
+// cuda/<op>/rungs.def; which rung "auto" runs for a call is the tuning table's
+// (tuning.hpp).
 #pragma once
 
 #include "ops.hpp"
@@ -28,6 +30,7 @@ struct Variant {
 };
 
 constexpr int kMaxAuto = 4;
+constexpr int kMaxRungs = 64;  // rungs of one ladder: the bits of Ladder::never
 
 template <class Args>
 struct Ladder {
@@ -35,20 +38,17 @@ struct Ladder {
     int count;
     int vendor;            // the vendor library's rung, -1 if none
     int reference;         // the simplest rung of ours, which checks the vendor's
-    int autos[kMaxAuto];   // "auto": the first of these that takes the call
-    // and, where the entry has one, for which `where` says the rung leads (a
-    // Takes-shaped predicate: *why_not null where it leads); null: wherever it takes it
-    Takes<Args> where[kMaxAuto];
+    // "auto" where no tuning table decides (tuning.hpp): the first of these that takes
+    // the call.
+    int autos[kMaxAuto];
     int auto_count;
+    uint64_t never;        // bit i: "auto" never runs rung i, whatever a table says
 };
 
 const Ladder<GemmArgs> &gemm_ladder(int backend);
 const Ladder<ReduceArgs> &reduce_ladder(int backend);
 const Ladder<TransposeArgs> &transpose_ladder(int backend);
 const Ladder<PiArgs> &pi_ladder(int backend);
-const Ladder<GemmBatchedCall> &gemm_batched_ladder(int backend);
-// "auto" of the CUDA batched ladder: its rung for the call's shape and dtype (index).
-int pick_gemm_batched(const GemmBatchedCall &call);
 const Ladder<GemmBatchedCall> &gemm_batched_ladder(int backend);
 
 // Op-generic views used by the variant functions of the API. op must be valid.

@@ -5,8 +5,8 @@ For each libgpk/cuda/<op>/rungs.def: its GPK_RUNG lines are numbered 00, 01, ...
 without a gap; each names a file NN_<name>.cu of the op's folder that defines the
 line's launcher (and <launcher>_takes when the rung is `checked`); every numbered
 file NN_*.cu of the folder has its line; the dtypes and takes columns hold known
-words; the GPK_VENDOR, GPK_REFERENCE and GPK_AUTO lines name rungs of the list; and
-a GPK_AUTO_WHERE(name, where) line names a rung of the list whose file defines `where`.
+words; the GPK_VENDOR, GPK_REFERENCE, GPK_AUTO and GPK_AUTO_NEVER lines name rungs of
+the list, and no rung is both GPK_AUTO and GPK_AUTO_NEVER.
 Prints every disagreement and exits 1 if there is one.
 """
 import re
@@ -20,8 +20,7 @@ LAUNCH_FILES = {"gemm_batched": "launch.cu"}
 DTYPES = {"float", "floats", "words", "all", "half", "f32_half", "f32", "f64"}
 TAKES = {"any", "checked"}
 RUNG = re.compile(r"^GPK_RUNG\((.*)\)\s*$")
-ROLE = re.compile(r"^GPK_(VENDOR|REFERENCE|AUTO)\(\s*(\w+)\s*\)\s*$")
-AUTO_WHERE = re.compile(r"^GPK_AUTO_WHERE\(\s*(\w+)\s*,\s*(\w+)\s*\)\s*$")
+ROLE = re.compile(r"^GPK_(VENDOR|REFERENCE|AUTO|AUTO_NEVER)\(\s*(\w+)\s*\)\s*$")
 NUMBERED = re.compile(r"^(\d\d)_(\w+)\.cu$")
 
 
@@ -33,8 +32,7 @@ def check_op(folder: Path, errors: list) -> int:
     if not deffile.is_file():
         error("missing")
         return 0
-    rungs, roles = [], {"VENDOR": [], "REFERENCE": [], "AUTO": []}
-    wheres = []  # (line, rung name, function)
+    rungs, roles = [], {"VENDOR": [], "REFERENCE": [], "AUTO": [], "AUTO_NEVER": []}
     for number, line in enumerate(deffile.read_text().splitlines(), 1):
         line = line.strip()
         if not line or line.startswith("//"):
@@ -50,11 +48,6 @@ def check_op(folder: Path, errors: list) -> int:
         m = ROLE.match(line)
         if m:
             roles[m.group(1)].append(m.group(2))
-            continue
-        m = AUTO_WHERE.match(line)
-        if m:
-            roles["AUTO"].append(m.group(1))
-            wheres.append((number, m.group(1), m.group(2)))
             continue
         error(f"line {number}: neither a GPK_RUNG nor a role line: {line}")
 
@@ -99,9 +92,8 @@ def check_op(folder: Path, errors: list) -> int:
         for name in listed_names:
             if name not in names:
                 error(f"GPK_{role}({name}) names no rung of the list")
-    for number, name, where in wheres:
-        if name in files and not re.search(rf"\bgpk_status {where}\(gpk_context &", files[name]):
-            error(f"line {number}: the file of rung '{name}' does not define {where}")
+    for name in set(roles["AUTO"]) & set(roles["AUTO_NEVER"]):
+        error(f"rung '{name}' is both GPK_AUTO and GPK_AUTO_NEVER")
     return len(rungs)
 
 

@@ -157,85 +157,6 @@ void grid() {
     expect(ok, "the fewest clusters that need as many waves, never more than fit");
 }
 
-// "auto" and aligned 16-bit calls on 132 SMs: wgmma_ws where its tiles fill the waves
-// (the shapes runs 182 and 183 measured it level or ahead at), cuBLAS where a last
-// partial wave leaves clusters idle (measured behind), and outside the measured sizes.
-bool leads(int64_t m, int64_t n, int64_t k, bool ta = false, bool tb = false, Dtype d = Dtype::BF16, int sms = 132) {
-    return ws12::leads_aligned_16bit(normal(d, ta, tb, m, n, k, 0), sms);
-}
-
-void auto_rule() {
-    expect(leads(1024, 1024, 768), "1024^2 x 768: 64 cluster tiles of 128 x 64 on 66 clusters");
-    expect(leads(1024, 1024, 256) && leads(1024, 1024, 512, true), "1024^2 with k from 256 to 768: 128 x 64 tiles");
-    expect(!leads(1024, 1024, 1024) && !leads(1024, 1024, 1024, true, false, Dtype::F16) && !leads(1024, 1024, 1536) &&
-               !leads(1024, 1024, 2048) && !leads(1024, 1024, 4096, true) && !leads(1024, 1024, 8192),
-           "1024^2 with k from 1024: 128 x 64 tiles, level with cuBLAS or behind");
-    expect(leads(2048, 1024, 4096) && leads(1024, 2048, 1024), "128 x 128 tiles, long k included");
-    expect(leads(2048, 2048, 2048) && leads(4096, 4096, 4096) && leads(6144, 6144, 6144) && leads(8192, 8192, 8192),
-           "2048^3, 4096^3, 6144^3, 8192^3: whole waves of 128 x 256 tiles, nearly");
-    expect(leads(8192, 8192, 256) && leads(8192, 8192, 1024) && leads(16384, 16384, 512),
-           "large m and n with k from 256");
-    expect(leads(4096, 1024, 4096) && leads(1024, 4096, 4096) && leads(2048, 8192, 2048) && leads(2048, 2048, 8192),
-           "the oblong shapes measured");
-    expect(leads(4096, 4096, 4096, true, true, Dtype::F16) && leads(4096, 4096, 4096, false, true, Dtype::F16),
-           "every transposition: the plan does not depend on it for 16-bit types");
-    expect(!leads(1536, 1536, 1536), "1536^3: 36 cluster tiles on 66 clusters");
-    expect(!leads(2560, 2560, 2560), "2560^3: 100 cluster tiles in two waves of 66");
-    expect(!leads(3072, 3072, 3072) && !leads(5120, 5120, 5120), "3072^3 and 5120^3: ping-pong tiles, a partial wave");
-    expect(!leads(8192, 8192, 128), "k below 256");
-    expect(!leads(512, 512, 512) && !leads(1000, 4096, 4096) && !leads(4096, 1000, 4096), "m or n below 1024");
-    // Other GPUs: a single cluster slot (or a count the device could not give) runs
-    // every wave full; on 1000 SMs the 64 cluster tiles of 1024^2 x 512 fill an eighth of one.
-    expect(leads(3072, 3072, 3072, false, false, Dtype::BF16, 2) && leads(3072, 3072, 3072, false, false, Dtype::BF16, 0),
-           "one cluster at a time: every wave full");
-    expect(!leads(1024, 1024, 512, false, false, Dtype::BF16, 1000), "1024^2 x 512 on 1000 SMs: one wave, mostly idle");
-}
-
-// "auto" and aligned TF32 calls on 132 SMs (column-major: ta, tb as the call's ops).
-bool leads_tf32(int64_t m, int64_t n, int64_t k, bool ta, bool tb, int sms = 132) {
-    return ws12::leads_aligned_tf32(normal(Dtype::TF32, ta, tb, m, n, k, 0), sms);
-}
-
-void tf32_rule() {
-    // NT (both operands MN-major): m and n from 2048, k from 512, whatever the waves.
-    expect(leads_tf32(2048, 2048, 2048, false, true) && leads_tf32(8192, 8192, 8192, false, true) &&
-               leads_tf32(3072, 3072, 3072, false, true) && leads_tf32(5120, 5120, 5120, false, true),
-           "NT cubes from 2048 up, partial waves included");
-    expect(leads_tf32(4096, 4096, 1024, false, true) && leads_tf32(3072, 3072, 1024, false, true) &&
-               leads_tf32(8192, 8192, 512, false, true) && leads_tf32(2048, 8192, 1024, false, true),
-           "NT with short k");
-    expect(!leads_tf32(1024, 1024, 1024, false, true) && !leads_tf32(4096, 1024, 4096, false, true) &&
-               !leads_tf32(1024, 4096, 4096, false, true) && !leads_tf32(4096, 4096, 256, false, true),
-           "NT below 2048 in m or n, or below 512 in k");
-    // NN: k from 1024 to three quarters of the smaller of m and n, where the tiles fill
-    // the waves.
-    expect(leads_tf32(2048, 2048, 1024, false, false) && leads_tf32(4096, 4096, 2048, false, false) &&
-               leads_tf32(8192, 8192, 4096, false, false) && leads_tf32(16384, 16384, 2048, false, false) &&
-               leads_tf32(6144, 6144, 3072, false, false) && leads_tf32(12288, 12288, 4096, false, false),
-           "NN with k up to half of m and n: measured ahead");
-    expect(leads_tf32(4096, 4096, 3072, false, false) && leads_tf32(6144, 6144, 4096, false, false) &&
-               leads_tf32(8192, 8192, 4608, false, false) && leads_tf32(8192, 8192, 6144, false, false) &&
-               leads_tf32(2048, 2048, 1536, false, false),
-           "NN with k up to three quarters of m and n: measured ahead or level");
-    expect(leads_tf32(2048, 16384, 1024, false, false) && leads_tf32(16384, 2048, 1024, false, false) &&
-               leads_tf32(4096, 8192, 2048, false, false) && leads_tf32(8192, 4096, 2048, false, false),
-           "NN oblong shapes measured ahead");
-    expect(!leads_tf32(4096, 4096, 4096, false, false) && !leads_tf32(8192, 8192, 8192, false, false) &&
-               !leads_tf32(2048, 2048, 2048, false, false) && !leads_tf32(6144, 6144, 5120, false, false) &&
-               !leads_tf32(4096, 4096, 3584, false, false),
-           "NN with k above three quarters of m or n");
-    expect(!leads_tf32(8192, 8192, 512, false, false) && !leads_tf32(8192, 8192, 256, false, false) &&
-               !leads_tf32(1024, 1024, 512, false, false),
-           "NN below 1024 in k or 2048 in m and n");
-    expect(!leads_tf32(3072, 3072, 1024, false, false) && !leads_tf32(5120, 5120, 2048, false, false) &&
-               !leads_tf32(2560, 2560, 1024, false, false),
-           "NN where a last, partial wave leaves clusters idle (3072^2 x 1024 measured behind)");
-    // TN and TT: cuBLAS keeps them.
-    expect(!leads_tf32(8192, 8192, 2048, true, false) && !leads_tf32(4096, 4096, 2048, true, false) &&
-               !leads_tf32(8192, 8192, 2048, true, true) && !leads_tf32(4096, 4096, 1024, true, true),
-           "TN and TT stay with cuBLAS");
-}
-
 }  // namespace
 
 int main() {
@@ -243,8 +164,6 @@ int main() {
     orientation();
     walks();
     grid();
-    auto_rule();
-    tf32_rule();
     std::printf("test_tc_plan: %d checks, %d failed\n", checks, failures);
     return failures == 0 ? 0 : 1;
 }

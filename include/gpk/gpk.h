@@ -123,10 +123,13 @@ GPK_API const char *gpk_last_error(const gpk_context *ctx);
  *  but must be >= 0). AUTO takes the GPU when one is usable and the host
  *  backend otherwise; gpk_get_backend() tells which it took.
  *  The context starts on the default stream, with the "auto" variant of every
- *  op, validation off and GPK_MATH_DEFAULT. Synchronous.
+ *  op, validation off and GPK_MATH_DEFAULT, and the tuning table built in for
+ *  its GPU, or the one in the file named by the environment variable
+ *  GPK_TUNING when that is set and not empty (gpk_load_tuning()). Synchronous.
  *  @return : GPK_SUCCESS;
  *            GPK_ERROR_INVALID_ARGUMENT if ctx is NULL, backend is unknown or
- *            device < 0;
+ *            device < 0, or GPK_TUNING names a table the context cannot use
+ *            (gpk_last_error(NULL) names GPK_TUNING, the file, line and why);
  *            GPK_ERROR_NO_DEVICE if backend is CUDA and no usable GPU exists, or
  *            `device` names a GPU that does not exist;
  *            GPK_ERROR_OUT_OF_MEMORY, GPK_ERROR_CUDA.
@@ -185,8 +188,8 @@ GPK_API const char *gpk_variant_name(const gpk_context *ctx, int op, int index);
 
 /*! gpk_set_variant() :
  *  Chooses the variant of `op` used by later calls on this context. Sticky.
- *  NULL or "auto" restores the default: the best variant for each call's
- *  shape, dtype and GPU. A chosen variant that does not support a call's dtype,
+ *  NULL or "auto" restores the default: for each call, the rung measured fastest
+ *  for calls like it on a GPU of this kind (gpk_load_tuning()). A chosen variant that does not support a call's dtype,
  *  or cannot take the call (arrays not aligned for its vector accesses, a GPU
  *  without the instructions it needs), makes that call return
  *  GPK_ERROR_NOT_SUPPORTED, with a message naming the variant and why.
@@ -194,6 +197,43 @@ GPK_API const char *gpk_variant_name(const gpk_context *ctx, int op, int index);
  *            GPK_ERROR_INVALID_ARGUMENT (unknown op, or no variant of that name
  *            on the context's backend). */
 GPK_API gpk_status gpk_set_variant(gpk_context *ctx, int op, const char *name);
+
+/*! gpk_load_tuning() :
+ *  Chooses the tuning table that "auto" chooses from: the table in the file at
+ *  `path`, as `gpk-bench --tune FILE` writes it on a GPU of this context's kind,
+ *  or with path == NULL the table built into libgpk for the context's GPU (none
+ *  where the library has none). Sticky. A table maps each op's calls -- by
+ *  dtype, math mode, layout, alignment and shape -- to the rungs measured
+ *  fastest there; "auto" runs the first of those at the nearest measured shape
+ *  that takes the call, and where the table has none, the vendor library for
+ *  gemm and the ladder's default for the other ops. The same table and call
+ *  always make the same choice. gpk_tuning_name() says which table is in use,
+ *  gpk_last_variant() which rung a call ran.
+ *  @return : GPK_SUCCESS, GPK_ERROR_INVALID_HANDLE;
+ *            GPK_ERROR_INVALID_ARGUMENT when path is empty, or the file cannot be
+ *            read, is a table for another device kind (GPU name, compute
+ *            capability, SM count), has a malformed line or names a rung that
+ *            its op's ladder does not have: gpk_last_error() names the file and
+ *            line. The context then keeps its table. */
+GPK_API gpk_status gpk_load_tuning(gpk_context *ctx, const char *path);
+
+/*! gpk_tuning_name() :
+ *  @return : the table "auto" is choosing from: "built-in: NVIDIA H200" (the
+ *            library's own for the context's GPU), the path given to
+ *            gpk_load_tuning() or in GPK_TUNING, or "none: the vendor library
+ *            and each ladder's default". Valid until the context's next
+ *            gpk_load_tuning() or its gpk_destroy(); NULL for an invalid handle. */
+GPK_API const char *gpk_tuning_name(const gpk_context *ctx);
+
+/*! gpk_last_variant() :
+ *  @return : the name of the rung that the op's last successful call on this
+ *            context ran ("cublas", "wgmma_ws", ...; "host" on the host backend),
+ *            whether "auto" chose it or gpk_set_variant() did: for a staged call
+ *            (host arrays), the rung of its chunks (of the last, should they
+ *            differ); for a gemm that forms no product (k == 0 or alpha == 0),
+ *            the rung that scaled C. A static string; NULL before any such call,
+ *            for an unknown op or an invalid handle. */
+GPK_API const char *gpk_last_variant(const gpk_context *ctx, int op);
 
 /*! gpk_set_validation() :
  *  enabled != 0: every later call on the CUDA backend is recomputed with the

@@ -19,12 +19,11 @@
 //       launcher returns GPK_ERROR_NOT_SUPPORTED for a call it does not take.
 //   GPK_VENDOR(name)     the vendor library's rung, the one validation checks against.
 //   GPK_REFERENCE(name)  the simplest rung of ours, which checks the vendor's.
-//   GPK_AUTO(name)       "auto": the first of these lines whose rung takes the call.
-//   GPK_AUTO_WHERE(name, where)
-//                        the same, for the calls where also `where` says the rung
-//                        leads the next choice (the measurements it follows are in
-//                        docs/PERFORMANCE.md): a function of the rung's file, shaped
-//                        like a takes function (*why_not null where the rung leads).
+//   GPK_AUTO(name)       the ladder's default: what "auto" runs where no tuning table
+//                        decides (libgpk/tuning.hpp), the first of these lines whose
+//                        rung takes the call. No shape rule: a table holds measurements.
+//   GPK_AUTO_NEVER(name) a rung "auto" never runs, whatever a table measured (it
+//                        changes bits the others keep, or draws another family).
 //
 // A new rung is its file and one GPK_RUNG line (tests/check_rungs.py checks that
 // the files and the lists agree).
@@ -48,7 +47,7 @@ namespace gpk::cuda {
 #define GPK_VENDOR(name)
 #define GPK_REFERENCE(name)
 #define GPK_AUTO(name)
-#define GPK_WHERE_DECL(where, Args) gpk_status where(gpk_context &ctx, const Args &args, const char **why_not);
+#define GPK_AUTO_NEVER(name)
 #define GPK_TAKES_DECL_any(launcher, Args)
 #define GPK_TAKES_DECL_checked(launcher, Args) \
     gpk_status launcher##_takes(gpk_context &ctx, const Args &args, const char **why_not);
@@ -57,24 +56,16 @@ namespace gpk::cuda {
     GPK_TAKES_DECL_##takes(launcher, Args)
 
 #define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, GemmArgs, takes)
-#define GPK_AUTO_WHERE(name, where) GPK_WHERE_DECL(where, GemmArgs)
 #include "gemm/rungs.def"
-#undef GPK_AUTO_WHERE
 #undef GPK_RUNG
 #define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, ReduceArgs, takes)
-#define GPK_AUTO_WHERE(name, where) GPK_WHERE_DECL(where, ReduceArgs)
 #include "reduce/rungs.def"
-#undef GPK_AUTO_WHERE
 #undef GPK_RUNG
 #define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, TransposeArgs, takes)
-#define GPK_AUTO_WHERE(name, where) GPK_WHERE_DECL(where, TransposeArgs)
 #include "transpose/rungs.def"
-#undef GPK_AUTO_WHERE
 #undef GPK_RUNG
 #define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, PiArgs, takes)
-#define GPK_AUTO_WHERE(name, where) GPK_WHERE_DECL(where, PiArgs)
 #include "pi/rungs.def"
-#undef GPK_AUTO_WHERE
 #undef GPK_RUNG
 // The batched rungs' launchers are gemm_batched/launch.cu's (see its rungs.def).
 #define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, GemmBatchedCall, takes)
@@ -82,9 +73,9 @@ namespace gpk::cuda {
 #undef GPK_RUNG
 
 #undef GPK_DECLARE
-#undef GPK_WHERE_DECL
 #undef GPK_TAKES_DECL_checked
 #undef GPK_TAKES_DECL_any
+#undef GPK_AUTO_NEVER
 #undef GPK_AUTO
 #undef GPK_REFERENCE
 #undef GPK_VENDOR

@@ -112,12 +112,7 @@ void destroy_pipeline(Pipeline *) {}
 #define GPK_VENDOR(name)
 #define GPK_REFERENCE(name)
 #define GPK_AUTO(name)
-// "auto"'s conditions (GPK_AUTO_WHERE) never hold: there is no rung to prefer.
-#define GPK_AUTO_WHERE(name, where)                                                      \
-    gpk_status where(gpk_context &ctx, const GemmArgs &, const char **why_not) {         \
-        if (why_not) *why_not = "libgpk was built without CUDA";                           \
-        return absent(&ctx);                                                               \
-    }
+#define GPK_AUTO_NEVER(name)
 #define GPK_ABSENT_TAKES_any(launcher, Args)
 #define GPK_ABSENT_TAKES_checked(launcher, Args)                                          \
     gpk_status launcher##_takes(gpk_context &ctx, const Args &, const char **why_not) { \
@@ -147,7 +142,7 @@ void destroy_pipeline(Pipeline *) {}
 #undef GPK_ABSENT_RUNG
 #undef GPK_ABSENT_TAKES_checked
 #undef GPK_ABSENT_TAKES_any
-#undef GPK_AUTO_WHERE
+#undef GPK_AUTO_NEVER
 #undef GPK_AUTO
 #undef GPK_REFERENCE
 #undef GPK_VENDOR

@@ -3,6 +3,7 @@
 import ctypes
 import math
 import operator
+import os
 from typing import NamedTuple
 
 import numpy as np
@@ -380,6 +381,38 @@ class Context:
                 raise invalid(f"name ({name!r}) cannot be encoded as UTF-8: {e.reason}", where) from None
         h = self._h()
         check(self._lib.gpk_set_variant(h, code, encoded), h, "gpk_set_variant")
+
+    def last_variant(self, op):
+        """The rung that op's last successful call on this context ran ('cublas',
+        'wgmma_ws', ...; 'host' on the host backend), None before any such call
+        (gpk_last_variant): what "auto" chose, for one."""
+        code = _choice(op, OPS, "op", "Context.last_variant")
+        name = self._lib.gpk_last_variant(self._h(), code)
+        return None if name is None else name.decode()
+
+    def load_tuning(self, path=None):
+        """Makes "auto" choose from the tuning table in the file at path (a str or
+        os.PathLike, as `gpk-bench --tune FILE` writes it on a GPU of this kind), or
+        with None from the table built into libgpk for this GPU (gpk_load_tuning). A
+        table that cannot be used raises, naming the file and line; the context then
+        keeps its table."""
+        where = "Context.load_tuning"
+        encoded = None
+        if path is not None:
+            try:
+                encoded = os.fsencode(path)
+            except TypeError:
+                raise invalid(f"path must be a str, bytes, os.PathLike or None, not {path!r}", where) from None
+            if b"\0" in encoded:
+                raise invalid(f"path ({path!r}) contains a NUL character", where)
+        h = self._h()
+        check(self._lib.gpk_load_tuning(h, encoded), h, "gpk_load_tuning")
+
+    def tuning_name(self):
+        """The table "auto" chooses from (gpk_tuning_name): 'built-in: NVIDIA H200',
+        the path of a loaded file, or 'none: the vendor library and each ladder's
+        default'."""
+        return os.fsdecode(self._lib.gpk_tuning_name(self._h()))
 
     def set_validation(self, enabled=True):
         """Recomputes every later call with the vendor library (CUDA backend only)."""

@@ -659,39 +659,5 @@ gpk_status gemm_wgmma_ws(gpk_context &ctx, const GemmArgs &args) {
     return run_tc(ctx, args, "wgmma_ws", dtype, tc::gemm_tc_wgmma_ws_workspace, tc::gemm_tc_wgmma_ws);
 }
 
-// "auto" (rungs.def): where this rung leads cuBLAS, per docs/PERFORMANCE.md, section
-// "Auto: gemm". Operands whose pointer or leading dimension is not a whole number of
-// 16-byte vectors: cuBLAS leaves its fast kernels there, while this rung packs them in
-// O(n^2) and keeps its speed. Aligned 16-bit calls whose tiles fill the persistent grid's
-// waves (ws12::leads_aligned_16bit). Aligned TF32 calls with A not transposed, m and n
-// from 2048: with B transposed and k from 512, and with B not transposed, k from 1024 to
-// three quarters of m and n and tiles that fill the waves (ws12::leads_aligned_tf32).
-// Elsewhere cuBLAS keeps the call: aligned 16-bit calls that leave clusters idle in a
-// last wave, are small, or run near 1024 x 1024 with k above 768, and TF32 in the other
-// layouts and shapes.
-gpk_status gemm_wgmma_ws_leads(gpk_context &ctx, const GemmArgs &args, const char **why_not) {
-    *why_not = nullptr;
-    const auto es = static_cast<int64_t>(dtype_size(args.dtype));
-    auto aligned = [es](const void *p, int64_t ld) {
-        return reinterpret_cast<uintptr_t>(p) % 16 == 0 && (ld * es) % 16 == 0;
-    };
-    if (!aligned(args.A, args.lda) || !aligned(args.B, args.ldb)) return GPK_SUCCESS;
-    const bool half = is_16bit(args.dtype);
-    *why_not = half ? "with 16-byte aligned 16-bit operands, cuBLAS measured ahead where this rung's tiles leave "
-                      "SMs idle, at small sizes, and near 1024 x 1024 with k above 768"
-                    : "with 16-byte aligned operands in TF32, cuBLAS measured ahead or level except in NT calls "
-                      "from 2048 in m and n and in NN calls with k from 1024 to three quarters of m and n";
-    tc::Dtype dtype{};
-    const char *no_dtype = nullptr;
-    tc::Normal nf{};
-    if (!tc_dtype(ctx, args.dtype, &dtype, &no_dtype) ||
-        tc::normalise(tc_call(ctx, args, dtype), &nf).status != tc::Status::Ok)
-        return GPK_SUCCESS;
-    int sms = 0;
-    GPK_FORWARD_IF_ERROR(gemm_util::device_attribute(ctx, cudaDevAttrMultiProcessorCount, &sms));
-    if (half ? tc::ws12::leads_aligned_16bit(nf, sms) : tc::ws12::leads_aligned_tf32(nf, sms)) *why_not = nullptr;
-    return GPK_SUCCESS;
-}
-
 }  // namespace gpk::cuda
 #endif  // GPK_TC_STANDALONE

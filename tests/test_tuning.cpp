@@ -1,0 +1,516 @@
+// "auto" by tuning tables (libgpk/tuning.hpp). Without a GPU: the parser (a good
+// table, malformed lines, another device kind, unknown rungs, each refused naming the
+// file and line), the calls' keys, the lookup (nearest point, ties, the same choice
+// whatever the order of the file's lines, the fall-through when a rung refuses, the
+// rungs "auto" never runs), the shipped tables against the ladders' rungs.def, and
+// through the API: gpk_load_tuning, gpk_tuning_name, GPK_TUNING at gpk_create and
+// gpk_last_variant on the host backend. On the GPU: for a sample of the built-in
+// table's points, "auto" runs the rung the table lists first.
+//
+// usage: test_tuning host|cuda [table=FILE.tsv ...]   (the shipped tables)
+#include "harness.hpp"
+
+#include "tuning.hpp"
+
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace {
+
+using namespace gpkt;
+namespace tn = gpk::tuning;
+
+// ---- the CUDA ladders' rung names, from the lists the library is built from ---------
+
+#define GPK_VENDOR(name)
+#define GPK_REFERENCE(name)
+#define GPK_AUTO(name)
+#define GPK_AUTO_NEVER(name)
+#define GPK_RUNG(nn, name, launcher, dtypes, takes) #name,
+const std::vector<std::string> kGemmRungs = {
+#include "cuda/gemm/rungs.def"
+};
+const std::vector<std::string> kReduceRungs = {
+#include "cuda/reduce/rungs.def"
+};
+const std::vector<std::string> kTransposeRungs = {
+#include "cuda/transpose/rungs.def"
+};
+const std::vector<std::string> kPiRungs = {
+#include "cuda/pi/rungs.def"
+};
+const std::vector<std::string> kBatchedRungs = {
+#include "cuda/gemm_batched/rungs.def"
+};
+#undef GPK_RUNG
+#undef GPK_AUTO_NEVER
+#undef GPK_AUTO
+#undef GPK_REFERENCE
+#undef GPK_VENDOR
+
+int index_in(const std::vector<std::string> &names, const char *name) {
+    for (size_t i = 0; i < names.size(); ++i)
+        if (names[i] == name) return static_cast<int>(i);
+    return -1;
+}
+
+int cuda_rung(int op, const char *name, void *) {
+    switch (op) {
+        case GPK_OP_GEMM: return index_in(kGemmRungs, name);
+        case GPK_OP_REDUCE: return index_in(kReduceRungs, name);
+        case GPK_OP_TRANSPOSE: return index_in(kTransposeRungs, name);
+        case GPK_OP_PI: return index_in(kPiRungs, name);
+        case GPK_OP_GEMM_BATCHED: return index_in(kBatchedRungs, name);
+        default: return -1;
+    }
+}
+
+// A small ladder for the lookup: every op has rungs "vendor", "a", "b", "c".
+const std::vector<std::string> kToy = {"vendor", "a", "b", "c"};
+int toy_rung(int, const char *name, void *) { return index_in(kToy, name); }
+
+const tn::DeviceKind kToyKind{"Toy GPU", "9.0", "132"};
+
+std::string header(const std::string &device = "Toy GPU") {
+    return "gpk-tuning\t1\ndevice\t" + device + "\ncompute_capability\t9.0\nsm_count\t132\ndriver\t13000\n";
+}
+
+bool parse(const std::string &text, tn::Table *t, std::string *error, const tn::DeviceKind *kind = &kToyKind) {
+    return tn::parse(text, "toy.tsv", kind, toy_rung, nullptr, t, error);
+}
+
+tn::Key gemm_key(int dtype, int layout, int align, int64_t m, int64_t n, int64_t k, int math = GPK_MATH_DEFAULT) {
+    tn::Key key;
+    key.op = GPK_OP_GEMM, key.dtype = dtype, key.math = math, key.layout = layout, key.align = align, key.ndims = 3;
+    key.dims[0] = m, key.dims[1] = n, key.dims[2] = k;
+    return key;
+}
+
+// The rung choose() gives with `refused` refusing (a takes predicate that counts its calls).
+int chosen(const tn::Table *t, const tn::Key &key, std::vector<int> refused, uint64_t never = 0,
+           std::vector<int> defaults = {0}) {
+    int index = -2;
+    const auto takes = [&](int rung, bool *yes) {
+        *yes = std::find(refused.begin(), refused.end(), rung) == refused.end();
+        return GPK_SUCCESS;
+    };
+    tn::choose(t, key, defaults.data(), static_cast<int>(defaults.size()), never, takes, &index);
+    return index;
+}
+
+// ---- the parser ---------------------------------------------------------------------
+
+const char *const kGood =
+    "# a comment, then blank lines\n\n"
+    "gemm\tbf16\tdefault\tnn\ta16\t4096x4096x4096\tb:171.2,vendor:175.9,a:240\n"
+    "gemm\tbf16\tdefault\tnn\ta16\t1024x1024x1024\tvendor:20.5,b:21\n"
+    "gemm\tbf16\tdefault\tnn\tu\t4096x4096x4096\ta,vendor\n"
+    "gemm\tf32\ttf32\tnt\ta16\t8192x8192x8192\tvendor:2500\r\n"
+    "gemm_batched\tf64\tdefault\ttn\ta16\t16x16x16x4096\tc:10,vendor:30\n"
+    "reduce\ti64\tdefault\t-\ta16\t268435456\tb\n"
+    "transpose\tf16\tdefault\t-\tu\t8192x4096\ta:1e3\n"
+    "pi\t-\tdefault\t-\t-\t4294967296\tc,b\n";
+
+void parser(Suite &suite) {
+    {
+        Case c(suite, "tuning: a good table parses, rows sorted by class and shape");
+        tn::Table t;
+        std::string error;
+        if (!parse(header() + kGood, &t, &error)) {
+            c.fail("refused: %s", error.c_str());
+        } else {
+            if (t.device.name != "Toy GPU" || t.device.compute_capability != "9.0" || t.device.sm_count != "132")
+                c.fail("device kind read as '%s' '%s' '%s'", t.device.name.c_str(),
+                       t.device.compute_capability.c_str(), t.device.sm_count.c_str());
+            if (t.rows.size() != 8) c.fail("%zu rows, expected 8", t.rows.size());
+            if (t.info.empty() || t.info[0].first != "driver" || t.info[0].second != "13000")
+                c.fail("the driver line was not kept");
+            for (size_t i = 1; i < t.rows.size(); ++i)
+                if (t.rows[i].key.op < t.rows[i - 1].key.op) c.fail("rows not sorted by op at %zu", i);
+            const tn::Row *r = tn::nearest(t, gemm_key(GPK_BF16, 0, tn::kAligned, 1024, 1024, 1024));
+            if (r == nullptr || r->rungs != std::vector<int>{0, 2} || r->line != 9)
+                c.fail("the 1024^3 row: %s", r ? "wrong rungs or line" : "not found");
+        }
+    }
+    // Each malformed table: the line it is refused at and a word of the reason.
+    struct Bad {
+        const char *what;
+        std::string text;
+        int line;
+        const char *reason;
+    };
+    const std::string h = header();  // 5 lines
+    const Bad bad[] = {
+        {"empty file", "", 1, "empty"},
+        {"not a table", "hello\tworld\n", 1, "not a libgpk tuning table"},
+        {"a newer format", "gpk-tuning\t2\n", 1, "format version '2'"},
+        {"another device kind", header("Other GPU") + kGood, 2, "measured on a GPU of device 'Other GPU'"},
+        {"another compute capability", "gpk-tuning\t1\ndevice\tToy GPU\ncompute_capability\t8.0\n", 3,
+         "compute_capability '8.0'"},
+        {"another SM count", "gpk-tuning\t1\ndevice\tToy GPU\ncompute_capability\t9.0\nsm_count\t66\n", 4,
+         "sm_count '66'"},
+        {"no device line", "gpk-tuning\t1\ncompute_capability\t9.0\nsm_count\t132\ngemm\tf32\tdefault\tnn\ta16\t1x1x1\ta\n",
+         4, "no 'device' line"},
+        {"an unknown header key", h + "colour\tblue\n", 6, "unknown header key 'colour'"},
+        {"a header line after a row", h + "pi\t-\tdefault\t-\t-\t100\ta\ndate\ttoday\n", 7, "after the first row"},
+        {"an unknown rung", h + "gemm\tf32\tdefault\tnn\ta16\t64x64x64\ta,wgmma_zz\n", 6, "unknown rung 'wgmma_zz' of gemm"},
+        {"an unknown op", h + "gemv\tf32\tdefault\tnn\ta16\t64x64x64\ta\n", 6, "gemv"},
+        {"too few fields", h + "gemm\tf32\tdefault\tnn\ta16\t64x64x64\n", 6, "7 fields"},
+        {"a dtype gemm has not", h + "gemm\ti32\tdefault\tnn\ta16\t64x64x64\ta\n", 6, "dtype 'i32'"},
+        {"tf32 for f64", h + "gemm\tf64\ttf32\tnn\ta16\t64x64x64\ta\n", 6, "math 'tf32'"},
+        {"a layout of reduce", h + "reduce\tf32\tdefault\tnn\ta16\t64\ta\n", 6, "layout 'nn'"},
+        {"an unknown alignment class", h + "gemm\tf32\tdefault\tnn\ta8\t64x64x64\ta\n", 6, "align 'a8'"},
+        {"two dimensions for gemm", h + "gemm\tf32\tdefault\tnn\ta16\t64x64\ta\n", 6, "3 dimension"},
+        {"a zero dimension", h + "gemm\tf32\tdefault\tnn\ta16\t64x0x64\ta\n", 6, "counts from 1"},
+        {"a bad time", h + "gemm\tf32\tdefault\tnn\ta16\t64x64x64\ta:fast\n", 6, "not a time"},
+        {"a rung twice", h + "gemm\tf32\tdefault\tnn\ta16\t64x64x64\ta,b,a\n", 6, "listed twice"},
+        {"no rungs", h + "gemm\tf32\tdefault\tnn\ta16\t64x64x64\t\n", 6, "no rungs"},
+        {"the same point twice",
+         h + "pi\t-\tdefault\t-\t-\t100\ta\n\npi\t-\tdefault\t-\t-\t100\tb\n", 8, "same point as line 6"},
+        {"a line far too long", h + std::string(5000, 'x') + "\n", 6, "longer than"},
+    };
+    for (const Bad &b : bad) {
+        Case c(suite, format("tuning: refused: %s", b.what));
+        tn::Table t;
+        t.device.name = "untouched";
+        std::string error;
+        if (parse(b.text, &t, &error)) {
+            c.fail("accepted");
+            continue;
+        }
+        const std::string where = format("toy.tsv line %d: ", b.line);
+        if (error.compare(0, where.size(), where) != 0 || error.find(b.reason) == std::string::npos)
+            c.fail("message '%s', expected '%s...%s'", error.c_str(), where.c_str(), b.reason);
+        if (t.device.name != "untouched" || !t.rows.empty()) c.fail("the output table was changed");
+    }
+    {
+        Case c(suite, "tuning: without a device kind to match, any device's table parses");
+        tn::Table t;
+        std::string error;
+        if (!parse(header("Other GPU") + kGood, &t, &error, nullptr)) c.fail("refused: %s", error.c_str());
+    }
+}
+
+// ---- keys and the lookup ------------------------------------------------------------
+
+void keys(Suite &suite) {
+    Case c(suite, "tuning: keys of calls (layout, alignment class, math, column-major form)");
+    alignas(16) static float buf[64];
+    gpk::GemmArgs g{GPK_F32, false, true, 100, 200, 300, 1.0, buf, 104, buf, 200, 0.0, buf, 100};
+    tn::Key k = tn::key_of(g, GPK_MATH_TF32);
+    if (k.layout != 1 || k.align != tn::kAligned || k.math != GPK_MATH_TF32 || k.dims[2] != 300)
+        c.fail("gemm NT aligned tf32: layout %d align %d math %d", k.layout, k.align, k.math);
+    g.ldb = 201;
+    if (tn::key_of(g, GPK_MATH_TF32).align != tn::kUnaligned) c.fail("an odd ldb is aligned");
+    g.ldb = 200, g.A = buf + 1;
+    if (tn::key_of(g, GPK_MATH_DEFAULT).align != tn::kUnaligned) c.fail("A off 16 bytes is aligned");
+    g.dtype = GPK_F64, g.A = buf;
+    if (tn::key_of(g, GPK_MATH_TF32).math != GPK_MATH_DEFAULT) c.fail("tf32 applies to f64");
+    // A row-major batched call is its column-major transpose: m and n and the
+    // transposes swap.
+    gpk::GemmBatchedCall b{GPK_F32, GPK_ROW_MAJOR, GPK_TRANS, GPK_NO_TRANS, 10, 20, 30, 1.0, buf, 16, 512,
+                           buf, 24, 1024, 0.0, buf, 20, 256, 8};
+    k = tn::key_of(b, GPK_MATH_DEFAULT);
+    if (k.layout != 1 || k.dims[0] != 20 || k.dims[1] != 10 || k.dims[3] != 8 || k.align != tn::kAligned)
+        c.fail("row-major TN batched: layout %d dims %lld x %lld, align %d", k.layout,
+               static_cast<long long>(k.dims[0]), static_cast<long long>(k.dims[1]), k.align);
+    b.stride_c = 257;
+    if (tn::key_of(b, GPK_MATH_DEFAULT).align != tn::kUnaligned) c.fail("an odd stride is aligned");
+    gpk::ReduceArgs r{GPK_F32, GPK_SUM, buf + 2, 1000, buf};
+    if (tn::key_of(r).align != tn::kUnaligned || tn::key_of(r).dims[0] != 1000) c.fail("reduce of x + 2");
+    gpk::TransposeArgs tr{GPK_F16, 2, 300, 500, buf, 304, buf, 504};
+    if (tn::key_of(tr).align != tn::kAligned || tn::key_of(tr).ndims != 2) c.fail("transpose f16 aligned");
+}
+
+void lookup(Suite &suite) {
+    tn::Table t;
+    std::string error;
+    const std::string rows =
+        "gemm\tf32\tdefault\tnn\ta16\t1024x1024x1024\ta,vendor\n"
+        "gemm\tf32\tdefault\tnn\ta16\t4096x4096x4096\tb,a,vendor\n"
+        "gemm\tf32\tdefault\tnn\ta16\t4096x4096x64\tc,b,vendor\n"
+        "gemm\tf32\tdefault\tnn\tu\t4096x4096x4096\tc\n"
+        "gemm\tf32\ttf32\tnn\ta16\t4096x4096x4096\tvendor\n";
+    if (!parse(header() + rows, &t, &error)) {
+        Case c(suite, "tuning: lookup table");
+        c.fail("refused: %s", error.c_str());
+        return;
+    }
+    const int vendor = 0, a = 1, b = 2, cc = 3;
+    {
+        Case c(suite, "tuning: the nearest point in log-shape space, within the class");
+        const struct {
+            tn::Key key;
+            int want;
+        } cases[] = {
+            {gemm_key(GPK_F32, 0, tn::kAligned, 1024, 1024, 1024), a},
+            {gemm_key(GPK_F32, 0, tn::kAligned, 1500, 1500, 1500), a},     // log2 0.55 from 1024, 1.45 from 4096
+            {gemm_key(GPK_F32, 0, tn::kAligned, 3000, 3000, 3000), b},
+            {gemm_key(GPK_F32, 0, tn::kAligned, 65536, 65536, 65536), b},  // beyond the grid: its edge
+            {gemm_key(GPK_F32, 0, tn::kAligned, 4096, 4096, 100), cc},     // short k
+            {gemm_key(GPK_F32, 0, tn::kUnaligned, 100, 100, 100), cc},     // the unaligned class's one point
+            {gemm_key(GPK_F32, 0, tn::kAligned, 4096, 4096, 4096, GPK_MATH_TF32), vendor},
+            {gemm_key(GPK_F32, 1, tn::kAligned, 4096, 4096, 4096), vendor},  // NT: no row, the default
+            {gemm_key(GPK_F64, 0, tn::kAligned, 4096, 4096, 4096), vendor},
+        };
+        for (const auto &x : cases) {
+            const int got = chosen(&t, x.key, {});
+            if (got != x.want)
+                c.fail("%s %s %s: rung %d, expected %d", tn::layout_word(x.key.layout), tn::align_word(x.key.align),
+                       tn::shape_text(x.key).c_str(), got, x.want);
+        }
+    }
+    {
+        Case c(suite, "tuning: equally near points: the smaller shape, whatever the order of the lines");
+        // 2048^3 lies as near 1024^3 as 4096^3 in log2 (1 in each dimension).
+        const tn::Key mid = gemm_key(GPK_F32, 0, tn::kAligned, 2048, 2048, 2048);
+        if (chosen(&t, mid, {}) != a) c.fail("2048^3 took rung %d, expected a (1024^3's)", chosen(&t, mid, {}));
+        // The same rows in the reverse order, and again: the same choices.
+        std::vector<std::string> lines;
+        std::istringstream in(rows);
+        for (std::string line; std::getline(in, line);) lines.push_back(line);
+        std::string reversed;
+        for (auto it = lines.rbegin(); it != lines.rend(); ++it) reversed += *it + "\n";
+        tn::Table r;
+        if (!parse(header() + reversed, &r, &error)) {
+            c.fail("reversed table refused: %s", error.c_str());
+        } else {
+            for (int64_t s : {1, 700, 1024, 1448, 2048, 2896, 4096, 9000})
+                for (int64_t k : {16, 64, 1024, 4096}) {
+                    const tn::Key key = gemm_key(GPK_F32, 0, tn::kAligned, s, s, k);
+                    const int first = chosen(&t, key, {});
+                    if (chosen(&r, key, {}) != first || chosen(&t, key, {}) != first)
+                        c.fail("%s: rung %d, then %d (reversed), then %d", tn::shape_text(key).c_str(), first,
+                               chosen(&r, key, {}), chosen(&t, key, {}));
+                }
+        }
+    }
+    {
+        Case c(suite, "tuning: a rung that refuses the call falls to the next of its point's list");
+        const tn::Key big = gemm_key(GPK_F32, 0, tn::kAligned, 4096, 4096, 4096);
+        if (chosen(&t, big, {b}) != a) c.fail("b refusing: %d, expected a", chosen(&t, big, {b}));
+        if (chosen(&t, big, {b, a}) != vendor) c.fail("b and a refusing: %d, expected the vendor", chosen(&t, big, {b, a}));
+        // None of the list, nor the default: -1.
+        if (chosen(&t, big, {b, a, vendor}) != -1) c.fail("everything refusing: %d", chosen(&t, big, {b, a, vendor}));
+        // The default list walked the same way.
+        if (chosen(&t, gemm_key(GPK_F64, 0, tn::kAligned, 64, 64, 64), {cc}, 0, {cc, b}) != b)
+            c.fail("the default's second rung was not taken");
+        // The unaligned point lists c alone: c refusing, the ladder's default.
+        if (chosen(&t, gemm_key(GPK_F32, 0, tn::kUnaligned, 4096, 4096, 4096), {cc}) != vendor)
+            c.fail("c refusing the unaligned call: not the default");
+    }
+    {
+        Case c(suite, "tuning: a rung \"auto\" never runs is passed over");
+        const tn::Key shortk = gemm_key(GPK_F32, 0, tn::kAligned, 4096, 4096, 64);
+        if (chosen(&t, shortk, {}, uint64_t{1} << cc) != b) c.fail("c never: %d, expected b", chosen(&t, shortk, {}, 8));
+    }
+    {
+        Case c(suite, "tuning: a takes function's failure stops the walk");
+        int index = 7;
+        const auto failing = [](int, bool *) { return GPK_ERROR_CUDA; };
+        const int defaults[] = {0};
+        const gpk_status st = tn::choose(&t, gemm_key(GPK_F32, 0, tn::kAligned, 64, 64, 64), defaults, 1, 0, failing,
+                                         &index);
+        if (st != GPK_ERROR_CUDA || index != -1) c.fail("status %s, index %d", gpk_status_string(st), index);
+    }
+    {
+        Case c(suite, "tuning: no table: the ladder's default");
+        if (chosen(nullptr, gemm_key(GPK_F32, 0, tn::kAligned, 64, 64, 64), {}, 0, {2, 0}) != 2)
+            c.fail("not the first default");
+    }
+}
+
+// ---- the shipped tables -------------------------------------------------------------
+
+std::string read_file(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+void shipped(Suite &suite, const std::vector<std::string> &files) {
+    std::vector<tn::Table> tables;
+    for (const std::string &file : files) {
+        Case c(suite, format("tuning: the shipped table %s parses against the ladders", file.c_str()));
+        tn::Table t;
+        std::string error;
+        if (!tn::parse(read_file(file), file, nullptr, cuda_rung, nullptr, &t, &error)) {
+            c.fail("%s", error.c_str());
+            continue;
+        }
+        if (t.rows.empty()) c.fail("no rows");
+        bool merged = false;
+        for (tn::Table &m : tables)
+            if (m.device.name == t.device.name && m.device.sm_count == t.device.sm_count &&
+                m.device.compute_capability == t.device.compute_capability) {
+                if (!tn::merge(&m, t, &error)) c.fail("%s", error.c_str());
+                merged = true;
+            }
+        if (!merged) tables.push_back(t);
+    }
+}
+
+// ---- through the API ----------------------------------------------------------------
+
+struct TempDir {
+    std::string path;
+    TempDir() {
+        char tmpl[] = "/tmp/gpk-tuning-XXXXXX";
+        if (mkdtemp(tmpl) != nullptr) path = tmpl;
+    }
+    ~TempDir() {
+        for (const std::string &f : files) std::remove(f.c_str());
+        if (!path.empty()) rmdir(path.c_str());
+    }
+    std::string write(const std::string &name, const std::string &text) {
+        const std::string f = path + "/" + name;
+        std::ofstream(f, std::ios::binary) << text;
+        files.push_back(f);
+        return f;
+    }
+    std::vector<std::string> files;
+};
+
+const char *const kHostHeader = "gpk-tuning\t1\ndevice\thost\ncompute_capability\t-\nsm_count\t-\n";
+const char *const kHostRows =
+    "gemm\tf32\tdefault\tnn\ta16\t64x64x64\thost:12\n"
+    "reduce\tf32\tdefault\t-\ta16\t1000\thost\n"
+    "transpose\tf64\tdefault\t-\tu\t30x40\thost\n"
+    "pi\t-\tdefault\t-\t-\t100000\thost\n"
+    "gemm_batched\tf64\tdefault\ttt\ta16\t8x8x8x16\thost\n";
+
+void api(Suite &suite) {
+    if (suite.cuda()) return;  // the host backend's kind is what these tables name
+    TempDir dir;
+    const std::string good = dir.write("good.tsv", std::string(kHostHeader) + kHostRows);
+    const std::string gpu = dir.write("gpu.tsv", header("NVIDIA H200") + "gemm\tf32\tdefault\tnn\ta16\t64x64x64\tcublas\n");
+    const std::string unknown = dir.write("unknown.tsv", std::string(kHostHeader) + kHostRows +
+                                                             "gemm\tf64\tdefault\tnn\ta16\t64x64x64\tcublas\n");
+    const std::string malformed = dir.write("malformed.tsv", std::string(kHostHeader) + "gemm\tf32\toops\n");
+    gpk_context *ctx = suite.ctx();
+    {
+        Case c(suite, "tuning API: a host context starts with no table");
+        const char *name = gpk_tuning_name(ctx);
+        if (name == nullptr || std::strcmp(name, tn::kNoTable) != 0) c.fail("gpk_tuning_name: '%s'", name ? name : "NULL");
+        if (gpk_tuning_name(nullptr) != nullptr) c.fail("gpk_tuning_name(NULL) is not NULL");
+    }
+    {
+        Case c(suite, "tuning API: a good table loads, and NULL restores the built-in");
+        if (c.expect(gpk_load_tuning(ctx, good.c_str()), GPK_SUCCESS, "gpk_load_tuning(good)")) {
+            const char *name = gpk_tuning_name(ctx);
+            if (name == nullptr || good != name) c.fail("gpk_tuning_name: '%s'", name ? name : "NULL");
+        }
+        c.expect(gpk_load_tuning(ctx, nullptr), GPK_SUCCESS, "gpk_load_tuning(NULL)");
+        if (std::strcmp(gpk_tuning_name(ctx), tn::kNoTable) != 0) c.fail("after NULL: '%s'", gpk_tuning_name(ctx));
+    }
+    // Each bad file: INVALID_ARGUMENT naming the file (and line), the table unchanged.
+    const struct {
+        const char *what;
+        std::string path;
+        const char *says;
+    } bad[] = {
+        {"another device kind", gpu, " line 2: the table was measured on a GPU of device 'NVIDIA H200'"},
+        {"an unknown rung", unknown, " line 10: unknown rung 'cublas' of gemm"},
+        {"a malformed line", malformed, " line 5: a row has 7 fields"},
+        {"no such file", dir.path + "/missing.tsv", ": cannot be opened"},
+        {"a directory", dir.path, ": cannot be read"},
+    };
+    for (const auto &b : bad) {
+        Case c(suite, format("tuning API: gpk_load_tuning refuses %s", b.what));
+        c.expect(gpk_load_tuning(ctx, good.c_str()), GPK_SUCCESS, "gpk_load_tuning(good)");
+        if (!c.expect(gpk_load_tuning(ctx, b.path.c_str()), GPK_ERROR_INVALID_ARGUMENT, "gpk_load_tuning(bad)"))
+            continue;
+        const std::string want = b.path + b.says;
+        if (std::strstr(gpk_last_error(ctx), want.c_str()) == nullptr)
+            c.fail("message '%s', expected it to contain '%s'", gpk_last_error(ctx), want.c_str());
+        if (good != gpk_tuning_name(ctx)) c.fail("the table changed to '%s'", gpk_tuning_name(ctx));
+    }
+    {
+        Case c(suite, "tuning API: bad arguments");
+        c.expect(gpk_load_tuning(ctx, ""), GPK_ERROR_INVALID_ARGUMENT, "gpk_load_tuning(\"\")");
+        c.expect(gpk_load_tuning(nullptr, good.c_str()), GPK_ERROR_INVALID_HANDLE, "gpk_load_tuning(NULL ctx)");
+    }
+    {
+        Case c(suite, "tuning API: GPK_TUNING at gpk_create");
+        for (const auto &b : bad) {
+            setenv("GPK_TUNING", b.path.c_str(), 1);
+            gpk_context *other = reinterpret_cast<gpk_context *>(1);
+            const gpk_status st = gpk_create(&other, GPK_BACKEND_HOST, 0);
+            const std::string want = "GPK_TUNING: " + b.path + b.says;
+            if (st != GPK_ERROR_INVALID_ARGUMENT || other != nullptr)
+                c.fail("%s: gpk_create -> %s", b.what, gpk_status_string(st));
+            else if (std::strstr(gpk_last_error(nullptr), want.c_str()) == nullptr)
+                c.fail("%s: message '%s', expected '%s'", b.what, gpk_last_error(nullptr), want.c_str());
+            if (st == GPK_SUCCESS) gpk_destroy(other);
+        }
+        setenv("GPK_TUNING", good.c_str(), 1);
+        gpk_context *other = nullptr;
+        if (c.expect(gpk_create(&other, GPK_BACKEND_HOST, 0), GPK_SUCCESS, "gpk_create with a good GPK_TUNING")) {
+            if (good != gpk_tuning_name(other)) c.fail("GPK_TUNING's table not in use: '%s'", gpk_tuning_name(other));
+            gpk_destroy(other);
+        }
+        setenv("GPK_TUNING", "", 1);  // empty: as unset
+        if (c.expect(gpk_create(&other, GPK_BACKEND_HOST, 0), GPK_SUCCESS, "gpk_create with GPK_TUNING empty")) {
+            if (std::strcmp(gpk_tuning_name(other), tn::kNoTable) != 0) c.fail("GPK_TUNING empty: a table in use");
+            gpk_destroy(other);
+        }
+        unsetenv("GPK_TUNING");
+    }
+}
+
+// gpk_last_variant on the host backend: NULL before a call, "host" after one, kept
+// by a failed call; NULL for a bad op or handle.
+void last_variant(Suite &suite) {
+    if (suite.cuda()) return;
+    Case c(suite, "tuning API: gpk_last_variant on the host backend");
+    gpk_context *ctx = nullptr;
+    if (!c.expect(gpk_create(&ctx, GPK_BACKEND_HOST, 0), GPK_SUCCESS, "gpk_create")) return;
+    for (int op = 0; op < 5; ++op)
+        if (gpk_last_variant(ctx, op) != nullptr) c.fail("op %d: not NULL before any call", op);
+    if (gpk_last_variant(ctx, 5) != nullptr || gpk_last_variant(ctx, -1) != nullptr) c.fail("bad op: not NULL");
+    if (gpk_last_variant(nullptr, 0) != nullptr) c.fail("NULL handle: not NULL");
+    float a[16], b[16], cm[16], sum = 0;
+    for (int i = 0; i < 16; ++i) a[i] = b[i] = 1, cm[i] = 0;
+    c.expect(gpk_gemm(ctx, GPK_F32, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, 4, 4, 4, 1.0, a, 4, b, 4, 0.0, cm, 4),
+             GPK_SUCCESS, "gpk_gemm");
+    // A failed reduce leaves its op without a call; a quick return runs no rung.
+    c.expect(gpk_reduce(ctx, GPK_F32, GPK_SUM, a, -1, &sum), GPK_ERROR_INVALID_ARGUMENT, "gpk_reduce(n = -1)");
+    c.expect(gpk_transpose(ctx, GPK_F32, GPK_COL_MAJOR, 0, 4, a, 1, b, 4), GPK_SUCCESS, "gpk_transpose(0 rows)");
+    const char *g = gpk_last_variant(ctx, GPK_OP_GEMM);
+    if (g == nullptr || std::strcmp(g, "host") != 0) c.fail("gemm: '%s'", g ? g : "NULL");
+    if (gpk_last_variant(ctx, GPK_OP_REDUCE) != nullptr) c.fail("reduce: not NULL after a failed call");
+    if (gpk_last_variant(ctx, GPK_OP_TRANSPOSE) != nullptr) c.fail("transpose: not NULL after a quick return");
+    gpk_pi_result pi{};
+    c.expect(gpk_pi(ctx, 1000, 1, &pi), GPK_SUCCESS, "gpk_pi");
+    c.expect(gpk_reduce(ctx, GPK_F32, GPK_SUM, a, 16, &sum), GPK_SUCCESS, "gpk_reduce");
+    for (int op : {GPK_OP_PI, GPK_OP_REDUCE}) {
+        const char *name = gpk_last_variant(ctx, op);
+        if (name == nullptr || std::strcmp(name, "host") != 0) c.fail("op %d: '%s'", op, name ? name : "NULL");
+    }
+    gpk_destroy(ctx);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    std::vector<std::string> tables;
+    std::vector<char *> args;
+    for (int i = 0; i < argc; ++i) {
+        if (std::strncmp(argv[i], "table=", 6) == 0)
+            tables.emplace_back(argv[i] + 6);
+        else
+            args.push_back(argv[i]);
+    }
+    Suite suite("test_tuning", static_cast<int>(args.size()), args.data());
+    if (!suite.cuda()) {
+        parser(suite);
+        keys(suite);
+        lookup(suite);
+        shipped(suite, tables);
+        api(suite);
+        last_variant(suite);
+    }
+    return suite.finish();
+}
