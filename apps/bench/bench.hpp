@@ -242,6 +242,7 @@ struct Row {
     int index = 0;                       // in the ladder; meaningless for a ceiling or "auto"
     bool ceiling = false;                // a ceiling kernel, not a variant of the op
     bool auto_pick = false;              // "auto": the library's own choice, not a fixed rung
+    std::string ran;                     // "auto": the rung it ran (gpk_last_variant)
     Status status = Status::kOk;
     std::string detail;                  // check verdict or error text
     int repeats = 0;                     // timed calls (0: not timed)

@@ -154,6 +154,11 @@ int prepare(Env &env, Case &c, const RunOptions &opt, Timer &timer, Row &row) {
         row.detail = failure_text("first call", st, ctx);
         return 0;
     }
+    // What "auto" ran: the same rung on every call of the case (one table, one call).
+    if (row.auto_pick) {
+        const char *ran = gpk_last_variant(ctx, c.op());
+        row.ran = ran != nullptr ? ran : "?";
+    }
 
     if (row.index == 0) {
         c.keep_reference();

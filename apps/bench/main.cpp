@@ -8,6 +8,7 @@
 // so that every call goes through the library's staging pipeline: what host-array
 // callers get, measured against the link (pinned copies each way).
 #include "bench.hpp"
+#include "tune.hpp"
 
 #include "../common/cli.hpp"
 #include "../common/ladders.hpp"
@@ -94,6 +95,7 @@ struct Options {
     std::string json;  // empty: no JSON file
     bool quick = false;
     bool list = false;
+    std::string tune;  // --tune FILE: the tuning table to measure and write
     int backend = GPK_BACKEND_AUTO;
     int device = 0;
     GemmSettings gemm;  // --math, --ld
@@ -109,7 +111,7 @@ void usage(std::FILE *to) {
                  "usage: %s [--op gemm|reduce|transpose|pi|gemm_batched|all] [--size S[,S...]] [--dtype f32|f64|i32|i64[,...]]\n"
                  "                 [--variant NAME[,NAME...]] [--memory device|pinned] [--repeat R] [--json FILE]\n"
                  "                 [--quick] [--backend auto|cuda|host] [--device N] [--list]\n"
-                 "                 [--math default|tf32] [--ld tight|odd]\n"
+                 "                 [--math default|tf32] [--ld tight|odd] [--tune FILE]\n"
                  "  --op       ops to run, comma-separated (default all; reduce,transpose with --memory pinned)\n"
                  "  --size     gemm: N or MxNxK; reduce: N; transpose: N or ROWSxCOLS; pi: samples;\n"
                  "             gemm_batched: N (N x N x N products, the batch filling about 1 GiB per operand).\n"
@@ -146,6 +148,9 @@ void usage(std::FILE *to) {
                  "  --device   CUDA device index (default 0)\n"
                  "  --list     print every rung of every ladder this build holds, each backend's, marking\n"
                  "             those this machine cannot run, and exit\n"
+                 "  --tune     measure the tuning table of this GPU (\"auto\" chooses from it: gpk_load_tuning,\n"
+                 "             GPK_TUNING) over its grid of shapes, for --op (default every op), and write it\n"
+                 "             to FILE; --quick: a small grid (apps/bench/tune.cpp lists both)\n"
                  "Exit status: 0 when every variant matched the vendor's output, 1 otherwise.\n",
                  kProg, kDefaultRepeat, kQuickRepeat, kMinTimedMs, kShortRepeat);
 }
@@ -191,6 +196,9 @@ int parse(int argc, char **argv, Options *opt) {
             opt->quick = true;
         } else if (arg == "--list") {
             opt->list = true;
+        } else if (gpk_app::take_option(argc, argv, &i, "--tune", &value, &missing)) {
+            if (missing || value.empty()) return bad("--tune needs a file name");
+            opt->tune = value;
         } else if (gpk_app::take_option(argc, argv, &i, "--op", &value, &missing)) {
             const auto names = missing ? std::nullopt : gpk_app::parse_list(value);
             if (!names) return bad(list_problem("--op", "ops", missing, value));
@@ -450,6 +458,7 @@ int main(int argc, char **argv) {
     try {
         const std::unique_ptr<Env> env = open_env(opt);
         if (!env) return 1;
+        if (!opt.tune.empty()) return run_tune(*env, TuneOptions{opt.tune, opt.ops, opt.quick});
         if (const int rc = check_variants(opt, *env)) return rc;
 
         if (opt.gemm.math != GPK_MATH_DEFAULT) {

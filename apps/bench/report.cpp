@@ -49,6 +49,7 @@ void print_table_header(const Env &env, const CaseResult &r, const std::string &
 void print_row(const CaseResult &r, const Row &row) {
     const bool timed = row.timed();
     std::string check = status_name(row.status);
+    if (!row.ran.empty()) check = "ran " + row.ran + ", " + check;
     if (!row.detail.empty()) check += ": " + row.detail;
     if (row.time_boxed) check += " [slow first call: " + std::to_string(row.repeats) + " repeats]";
     // Ceilings and "auto" are not rungs: no ladder index.
@@ -179,6 +180,7 @@ bool write_json(const std::string &path, const RunInfo &info, const std::vector<
             else
                 json.field("index", row.index);
             if (kinds) json.field("kind", row.ceiling ? "ceiling" : row.auto_pick ? "auto" : "variant");
+            if (row.auto_pick) json.field("ran", row.ran);  // the rung "auto" ran
             json.field("median_ms", median)
                 .field("min_ms", min)
                 .field("repeats", row.repeats)

@@ -1,0 +1,534 @@
+// gpk-bench --tune FILE: the tuning table of the GPU at hand (libgpk/tuning.hpp).
+//
+// The grid, per op; every point in each class the table distinguishes (dtype, math
+// mode, layout, alignment: tight leading dimensions padded to whole 16-byte vectors,
+// "a16", or made odd, "u"; for reduce, x one element off 16 bytes):
+//   gemm          f32, tf32, f64, f16, bf16 x nn, nt, tn, tt x a16, u, at m x n x k =
+//                 128^3, 512^3, 1024^3, 2048^3, 4096^3, 8192^3 (powers of two),
+//                 3000^3, 7000^3 (not), 2560^2 x 640 and 8192^2 x 1024 (short k,
+//                 partial waves), 12288 x 1024 x 1024 and 1024 x 12288 x 1024 (oblong),
+//                 1024^2 x 8192 (long k), 16 x 8192 x 8192 and 8192 x 16 x 8192
+//                 (skinny), 64 x 64 x 2^20 (a Gram product)
+//   gemm_batched  the same classes, n^3 products for n = 4 .. 512 (powers of two) and
+//                 32^2 x 256, 256^2 x 32, as many as fill 64 MiB per operand
+//   reduce        f32 f64 i32 i64 f16 bf16 x a16, u; 2^10 .. 2^28 (by 4x up to 2^18,
+//                 then 2x) and 3,000,017 elements, up to 1 GiB
+//   transpose     the same dtypes x a16, u; 256^2, 1024^2, 4096^2, 8192^2,
+//                 16384 x 4096, 4096 x 16384, 3000 x 5000, 64 x 65536, 65536 x 64
+//   pi            2^16, 2^20, 2^24, 2^28, 2^32, 2^34 samples
+// With --quick (and on the host backend, whose ladders have one rung) a few small
+// points per class.
+//
+// Each point as gpk-bench times a case: every rung of the ladder selected by name, on
+// device arrays filled with non-zero data (beta 0), each call timed with CUDA events
+// after a 256 MiB L2 flush and a one-block kernel. A rung is warmed up by one call
+// (one that refuses the call is left out of the row), then timed once; those over 4x
+// the best of these probes are dropped at the point. The rest are timed in turns,
+// each turn in a random order (at least 5 calls each, more where calls are short, up
+// to 1 ms of them, at most 50), each timed call after an untimed one where calls are
+// short; the row lists them by median, fastest first. A rung over 4x the best at a
+// point where the best takes 200 us or more (past launch overheads) is dropped for the
+// larger points of its class: points are taken in order of size within a class.
+// The tuner times; correctness is the conformance suite's (tests/).
+#include "tune.hpp"
+#include "ceilings.hpp"
+
+#include "../common/cli.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <random>
+#include <set>
+#include <unistd.h>
+
+namespace gpk_bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kMiB = size_t(1) << 20;
+constexpr size_t kBufferBytes = (size_t(1) << 30) + 64 * 1024;  // each of A, B, C: 1 GiB and a little
+constexpr size_t kBatchedOperand = 64 * kMiB;      // per operand of a batched point
+constexpr double kHopeless = 4.0;                  // times the best: dropped
+constexpr double kPastOverheadUs = 200;            // best this long: drop for the class
+
+const char *const kOps[] = {"gemm", "reduce", "transpose", "pi", "gemm_batched"};
+
+// One point of the grid.
+struct Point {
+    int op = 0;
+    int dtype = -1;
+    int math = GPK_MATH_DEFAULT;
+    bool ta = false, tb = false;
+    bool aligned = true;
+    int64_t d[4] = {1, 1, 1, 1};
+
+    double size() const { return double(d[0]) * double(d[1]) * double(d[2]) * double(d[3]); }
+    std::string klass() const {
+        return std::string(kOps[op]) + "\t" + dtype_word() + "\t" + (math == GPK_MATH_TF32 ? "tf32" : "default") +
+               "\t" + layout_word() + "\t" + (op == GPK_OP_PI ? "-" : aligned ? "a16" : "u");
+    }
+    const char *dtype_word() const {
+        switch (dtype) {
+            case GPK_F32: return "f32";
+            case GPK_F64: return "f64";
+            case GPK_I32: return "i32";
+            case GPK_I64: return "i64";
+            case GPK_F16: return "f16";
+            case GPK_BF16: return "bf16";
+            default: return "-";
+        }
+    }
+    std::string layout_word() const {
+        if (op != GPK_OP_GEMM && op != GPK_OP_GEMM_BATCHED) return "-";
+        return std::string(ta ? "t" : "n") + (tb ? "t" : "n");
+    }
+    std::string shape() const {
+        const int n = op == GPK_OP_GEMM ? 3 : op == GPK_OP_GEMM_BATCHED ? 4 : op == GPK_OP_TRANSPOSE ? 2 : 1;
+        std::string s;
+        for (int i = 0; i < n; ++i) s += (i ? "x" : "") + std::to_string(d[i]);
+        return s;
+    }
+};
+
+size_t elem(int dtype) { return dtype == GPK_F16 || dtype == GPK_BF16 ? 2 : dtype == GPK_F64 || dtype == GPK_I64 ? 8 : 4; }
+
+// A leading dimension for `rows` rows: whole 16-byte vectors, or odd.
+int64_t ld_for(int64_t rows, size_t es, bool aligned) {
+    if (!aligned) return rows % 2 ? rows : rows + 1;
+    const int64_t v = static_cast<int64_t>(16 / es);
+    return (rows + v - 1) / v * v;
+}
+
+struct GemmLayout {
+    int64_t lda, ldb, ldc, a_cols, b_cols;  // column-major storage: ld x cols
+};
+GemmLayout gemm_layout(const Point &p) {
+    const size_t es = elem(p.dtype);
+    const int64_t m = p.d[0], n = p.d[1], k = p.d[2];
+    GemmLayout g{};
+    g.lda = ld_for(p.ta ? k : m, es, p.aligned), g.a_cols = p.ta ? m : k;
+    g.ldb = ld_for(p.tb ? n : k, es, p.aligned), g.b_cols = p.tb ? k : n;
+    g.ldc = ld_for(m, es, p.aligned);
+    return g;
+}
+
+// Bytes of A, B and C the point needs (per operand, every matrix of a batch).
+void bytes_of(const Point &p, size_t *a, size_t *b, size_t *c) {
+    const size_t es = elem(p.dtype);
+    *a = *b = *c = 64;
+    if (p.op == GPK_OP_GEMM || p.op == GPK_OP_GEMM_BATCHED) {
+        const GemmLayout g = gemm_layout(p);
+        const size_t batch = static_cast<size_t>(p.d[3]);
+        *a = static_cast<size_t>(g.lda * g.a_cols) * es * batch;
+        *b = static_cast<size_t>(g.ldb * g.b_cols) * es * batch;
+        *c = static_cast<size_t>(g.ldc * p.d[1]) * es * batch;
+    } else if (p.op == GPK_OP_REDUCE) {
+        *a = static_cast<size_t>(p.d[0] + 1) * es;
+    } else if (p.op == GPK_OP_TRANSPOSE) {
+        *a = static_cast<size_t>(ld_for(p.d[0], es, p.aligned) * p.d[1]) * es;
+        *b = static_cast<size_t>(ld_for(p.d[1], es, p.aligned) * p.d[0]) * es;
+    }
+}
+
+// ---- the grid ---------------------------------------------------------------------
+
+void add_gemm_like(std::vector<Point> &grid, int op, bool quick) {
+    std::vector<std::vector<int64_t>> shapes;
+    if (op == GPK_OP_GEMM) {
+        shapes = quick ? std::vector<std::vector<int64_t>>{{16, 16, 16}, {64, 48, 80}, {8, 96, 200}}
+                       : std::vector<std::vector<int64_t>>{
+                             {128, 128, 128},    {512, 512, 512},     {1024, 1024, 1024}, {2048, 2048, 2048},
+                             {4096, 4096, 4096}, {8192, 8192, 8192},  {3000, 3000, 3000}, {7000, 7000, 7000},
+                             {2560, 2560, 640},  {8192, 8192, 1024},  {12288, 1024, 1024}, {1024, 12288, 1024},
+                             {1024, 1024, 8192}, {16, 8192, 8192},    {8192, 16, 8192},   {64, 64, 1 << 20}};
+    } else {
+        if (quick) shapes = {{4, 4, 4}, {16, 8, 12}};
+        else {
+            for (int64_t n = 4; n <= 512; n *= 2) shapes.push_back({n, n, n});
+            shapes.push_back({32, 32, 256});
+            shapes.push_back({256, 256, 32});
+        }
+    }
+    const int kinds[][2] = {{GPK_F32, GPK_MATH_DEFAULT}, {GPK_F32, GPK_MATH_TF32}, {GPK_F64, GPK_MATH_DEFAULT},
+                            {GPK_F16, GPK_MATH_DEFAULT}, {GPK_BF16, GPK_MATH_DEFAULT}};
+    for (const auto &kind : kinds)
+        for (int layout = 0; layout < 4; ++layout)
+            for (bool aligned : {true, false})
+                for (const auto &s : shapes) {
+                    Point p;
+                    p.op = op, p.dtype = kind[0], p.math = kind[1], p.ta = layout & 2, p.tb = layout & 1;
+                    p.aligned = aligned;
+                    p.d[0] = s[0], p.d[1] = s[1], p.d[2] = s[2];
+                    if (op == GPK_OP_GEMM_BATCHED) {
+                        const int64_t biggest = std::max({s[0] * s[2], s[2] * s[1], s[0] * s[1]});
+                        const int64_t per = quick ? 4096 : static_cast<int64_t>(kBatchedOperand / elem(p.dtype));
+                        p.d[3] = std::max<int64_t>(1, per / biggest);
+                    }
+                    grid.push_back(p);
+                }
+}
+
+std::vector<Point> make_grid(const std::vector<int> &ops, bool quick) {
+    std::vector<Point> grid;
+    const int dtypes[] = {GPK_F32, GPK_F64, GPK_I32, GPK_I64, GPK_F16, GPK_BF16};
+    for (int op : ops) {
+        if (op == GPK_OP_GEMM || op == GPK_OP_GEMM_BATCHED) {
+            add_gemm_like(grid, op, quick);
+        } else if (op == GPK_OP_REDUCE) {
+            std::vector<int64_t> sizes = quick ? std::vector<int64_t>{1000, 100000}
+                                               : std::vector<int64_t>{1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18,
+                                                                      1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 27,
+                                                                      1 << 28, 3000017};
+            for (int dtype : dtypes)
+                for (bool aligned : {true, false})
+                    for (int64_t n : sizes) {
+                        Point p;
+                        p.op = op, p.dtype = dtype, p.aligned = aligned, p.d[0] = n;
+                        if (static_cast<size_t>(n + 1) * elem(dtype) <= kBufferBytes) grid.push_back(p);
+                    }
+        } else if (op == GPK_OP_TRANSPOSE) {
+            const std::vector<std::pair<int64_t, int64_t>> sizes =
+                quick ? std::vector<std::pair<int64_t, int64_t>>{{30, 40}, {200, 100}}
+                      : std::vector<std::pair<int64_t, int64_t>>{{256, 256},    {1024, 1024}, {4096, 4096},
+                                                                 {8192, 8192},  {16384, 4096}, {4096, 16384},
+                                                                 {3000, 5000},  {64, 65536},   {65536, 64}};
+            for (int dtype : dtypes)
+                for (bool aligned : {true, false})
+                    for (const auto &[rows, cols] : sizes) {
+                        Point p;
+                        p.op = op, p.dtype = dtype, p.aligned = aligned, p.d[0] = rows, p.d[1] = cols;
+                        grid.push_back(p);
+                    }
+        } else if (op == GPK_OP_PI) {
+            for (int e : quick ? std::vector<int>{10, 14} : std::vector<int>{16, 20, 24, 28, 32, 34}) {
+                Point p;
+                p.op = op, p.d[0] = int64_t(1) << e;
+                grid.push_back(p);
+            }
+        }
+    }
+    // Within a class, smaller points first: a rung dropped as hopeless at one is
+    // dropped for the larger ones.
+    std::stable_sort(grid.begin(), grid.end(), [](const Point &a, const Point &b) {
+        const std::string ka = a.klass(), kb = b.klass();
+        return ka != kb ? ka < kb : a.size() < b.size();
+    });
+    return grid;
+}
+
+// ---- arrays and calls -------------------------------------------------------------
+
+// A, B and C: device memory on the CUDA backend (host memory on the host backend),
+// filled for one dtype at a time with non-zero values of moderate size.
+class Arrays {
+public:
+    Arrays(const Env &env, size_t bytes) : env_(env), bytes_(bytes) {
+        for (void *&p : ptr_) {
+            if (env.cuda) check_cuda(cudaMalloc(&p, bytes), "cudaMalloc (tuning arrays)");
+            else if ((p = std::malloc(bytes)) == nullptr) throw Error("out of host memory for the tuning arrays");
+        }
+    }
+    ~Arrays() {
+        for (void *p : ptr_) env_.cuda ? (void)cudaFree(p) : std::free(p);
+    }
+    Arrays(const Arrays &) = delete;
+    Arrays &operator=(const Arrays &) = delete;
+
+    char *a() const { return static_cast<char *>(ptr_[0]); }
+    char *b() const { return static_cast<char *>(ptr_[1]); }
+    char *c() const { return static_cast<char *>(ptr_[2]); }
+
+    void fill(int dtype) {
+        if (dtype == filled_) return;
+        // A pattern of 16 MiB, repeated: values in +-[0.5, 2) for the floating-point
+        // dtypes (built bit by bit for the 16-bit ones), 1 .. 1000 for the integers.
+        const size_t pattern = std::min(bytes_, 16 * kMiB);
+        std::vector<unsigned char> host(pattern);
+        std::mt19937_64 draw(20261201u + static_cast<unsigned>(dtype));
+        const size_t es = elem(dtype);
+        for (size_t i = 0; i + es <= pattern; i += es) {
+            const uint64_t r = draw();
+            const bool neg = r & 1;
+            switch (dtype) {
+                case GPK_F32: { const float v = (neg ? -1.f : 1.f) * (0.5f + 1.5f * float(r >> 40) / float(1 << 24)); std::memcpy(&host[i], &v, 4); break; }
+                case GPK_F64: { const double v = (neg ? -1.0 : 1.0) * (0.5 + 1.5 * double(r >> 11) / 9007199254740992.0); std::memcpy(&host[i], &v, 8); break; }
+                case GPK_I32: { const int32_t v = int32_t(1 + (r >> 8) % 1000); std::memcpy(&host[i], &v, 4); break; }
+                case GPK_I64: { const int64_t v = int64_t(1 + (r >> 8) % 1000); std::memcpy(&host[i], &v, 8); break; }
+                case GPK_F16: {  // sign, exponent 14 or 15 (0.5 .. 2), 10 random mantissa bits
+                    const uint16_t v = uint16_t((neg ? 0x8000 : 0) | ((14 + (r >> 1 & 1)) << 10) | (r >> 2 & 0x3ff));
+                    std::memcpy(&host[i], &v, 2);
+                    break;
+                }
+                default: {  // BF16: sign, exponent 126 or 127, 7 random mantissa bits
+                    const uint16_t v = uint16_t((neg ? 0x8000 : 0) | ((126 + (r >> 1 & 1)) << 7) | (r >> 2 & 0x7f));
+                    std::memcpy(&host[i], &v, 2);
+                }
+            }
+        }
+        for (void *p : ptr_) {
+            char *dst = static_cast<char *>(p);
+            if (!env_.cuda) {
+                for (size_t off = 0; off < bytes_; off += pattern) std::memcpy(dst + off, host.data(), std::min(pattern, bytes_ - off));
+                continue;
+            }
+            check_cuda(cudaMemcpy(dst, host.data(), pattern, cudaMemcpyHostToDevice), "cudaMemcpy (tuning data)");
+            for (size_t have = pattern; have < bytes_; have *= 2)
+                check_cuda(cudaMemcpy(dst + have, dst, std::min(have, bytes_ - have), cudaMemcpyDeviceToDevice),
+                           "cudaMemcpy (tuning data)");
+        }
+        filled_ = dtype;
+    }
+
+private:
+    const Env &env_;
+    size_t bytes_;
+    void *ptr_[3] = {nullptr, nullptr, nullptr};
+    int filled_ = -100;
+};
+
+gpk_status call(gpk_context *ctx, const Arrays &m, const Point &p) {
+    const int64_t *d = p.d;
+    const size_t es = elem(p.dtype);
+    const int ta = p.ta ? GPK_TRANS : GPK_NO_TRANS, tb = p.tb ? GPK_TRANS : GPK_NO_TRANS;
+    switch (p.op) {
+        case GPK_OP_GEMM: {
+            const GemmLayout g = gemm_layout(p);
+            return gpk_gemm(ctx, p.dtype, GPK_COL_MAJOR, ta, tb, d[0], d[1], d[2], 1.0, m.a(), g.lda, m.b(), g.ldb, 0.0,
+                            m.c(), g.ldc);
+        }
+        case GPK_OP_GEMM_BATCHED: {
+            const GemmLayout g = gemm_layout(p);
+            return gpk_gemm_strided_batched(ctx, p.dtype, GPK_COL_MAJOR, ta, tb, d[0], d[1], d[2], 1.0, m.a(), g.lda,
+                                            g.lda * g.a_cols, m.b(), g.ldb, g.ldb * g.b_cols, 0.0, m.c(), g.ldc,
+                                            g.ldc * d[1], d[3]);
+        }
+        case GPK_OP_REDUCE:
+            return gpk_reduce(ctx, p.dtype, GPK_SUM, m.a() + (p.aligned ? 0 : es), d[0], m.c());
+        case GPK_OP_TRANSPOSE:
+            return gpk_transpose(ctx, p.dtype, GPK_COL_MAJOR, d[0], d[1], m.a(), ld_for(d[0], es, p.aligned), m.b(),
+                                 ld_for(d[1], es, p.aligned));
+        default:
+            return gpk_pi(ctx, static_cast<uint64_t>(d[0]), 2026, reinterpret_cast<gpk_pi_result *>(m.c()));
+    }
+}
+
+// ---- timing -----------------------------------------------------------------------
+
+class Stopwatch {
+public:
+    explicit Stopwatch(Env &env) : env_(env) {
+        if (!env.cuda) return;
+        check_cuda(cudaEventCreate(&start_), "cudaEventCreate");
+        check_cuda(cudaEventCreate(&stop_), "cudaEventCreate");
+    }
+    ~Stopwatch() {
+        if (start_) cudaEventDestroy(start_);
+        if (stop_) cudaEventDestroy(stop_);
+    }
+    Stopwatch(const Stopwatch &) = delete;
+    Stopwatch &operator=(const Stopwatch &) = delete;
+
+    // One call, timed as gpk-bench times one (harness.cpp, Timer::time); microseconds.
+    gpk_status time(const Arrays &m, const Point &p, double *us) {
+        if (!env_.cuda) {
+            const auto t0 = Clock::now();
+            const gpk_status st = call(env_.ctx, m, p);
+            *us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+            return st;
+        }
+        check_cuda(cudaMemsetAsync(env_.l2_flush, 0, env_.l2_flush_bytes, env_.stream), "cudaMemsetAsync (L2 flush)");
+        check_cuda(launch_settle(env_.stream), "the kernel after the L2 flush");
+        check_cuda(cudaEventRecord(start_, env_.stream), "cudaEventRecord");
+        const gpk_status st = call(env_.ctx, m, p);
+        check_cuda(cudaEventRecord(stop_, env_.stream), "cudaEventRecord");
+        check_cuda(cudaEventSynchronize(stop_), "cudaEventSynchronize");
+        float ms = 0;
+        check_cuda(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+        *us = 1e3 * ms;
+        return st;
+    }
+
+private:
+    Env &env_;
+    cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t h = v.size() / 2;
+    return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+struct Timed {
+    int rung;
+    double us;
+};
+
+// The rungs of `names` (ladder indices in `rungs`) at point p, fastest first; those
+// hopeless past launch overheads are added to *drop.
+std::vector<Timed> measure(Env &env, Stopwatch &watch, const Arrays &m, const Point &p,
+                           const std::vector<std::string> &names, std::set<int> *drop, std::mt19937 &draw,
+                           std::vector<std::string> *problems) {
+    gpk_context *ctx = env.ctx;
+    std::vector<Timed> probes;
+    for (int r = 0; r < static_cast<int>(names.size()); ++r) {
+        if (drop->count(r)) continue;
+        gpk_status st = gpk_set_variant(ctx, p.op, names[r].c_str());
+        if (st == GPK_SUCCESS) st = call(ctx, m, p);  // warm-up: modules, handles, workspace
+        if (st == GPK_SUCCESS) st = gpk_synchronize(ctx);
+        double us = 0;
+        if (st == GPK_SUCCESS) st = watch.time(m, p, &us);
+        if (st == GPK_ERROR_NOT_SUPPORTED) continue;
+        if (st != GPK_SUCCESS) {
+            problems->push_back(p.klass() + " " + p.shape() + " " + names[r] + ": " + gpk_status_string(st) + ": " +
+                                gpk_last_error(ctx));
+            continue;
+        }
+        probes.push_back({r, us});
+    }
+    if (probes.empty()) return {};
+    const double best_probe = std::min_element(probes.begin(), probes.end(), [](const Timed &a, const Timed &b) {
+                                  return a.us < b.us;
+                              })->us;
+    std::vector<Timed> alive;
+    for (const Timed &t : probes) {
+        if (t.us <= kHopeless * best_probe) alive.push_back(t);
+        else if (best_probe >= kPastOverheadUs) drop->insert(t.rung);
+    }
+    // Turns: at least 5 calls each; short calls up to 1 ms of them, at most 50.
+    const int turns = std::clamp(static_cast<int>(std::ceil(1000.0 / std::max(best_probe, 1.0))), 5, 50);
+    std::vector<std::vector<double>> us(alive.size());
+    std::vector<size_t> order(alive.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    for (int turn = 0; turn < turns; ++turn) {
+        std::shuffle(order.begin(), order.end(), draw);
+        for (size_t i : order) {
+            gpk_status st = gpk_set_variant(ctx, p.op, names[alive[i].rung].c_str());
+            // An untimed call first where calls are short (harness.cpp says why).
+            if (st == GPK_SUCCESS && alive[i].us < 1000) st = call(ctx, m, p);
+            double t = 0;
+            if (st == GPK_SUCCESS) st = watch.time(m, p, &t);
+            if (st == GPK_SUCCESS) us[i].push_back(t);
+        }
+    }
+    std::vector<Timed> rows;
+    for (size_t i = 0; i < alive.size(); ++i)
+        if (!us[i].empty()) rows.push_back({alive[i].rung, median(us[i])});
+    std::stable_sort(rows.begin(), rows.end(), [](const Timed &a, const Timed &b) { return a.us < b.us; });
+    if (!rows.empty() && rows.front().us >= kPastOverheadUs)
+        for (const Timed &t : rows)
+            if (t.us > kHopeless * rows.front().us) drop->insert(t.rung);
+    return rows;
+}
+
+std::string seconds_text(double s) {
+    char buf[32];
+    if (s < 60) std::snprintf(buf, sizeof buf, "%.0f s", s);
+    else std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+    return buf;
+}
+
+}  // namespace
+
+int run_tune(Env &env, const TuneOptions &opt) {
+    const auto t0 = Clock::now();
+    std::vector<int> ops = opt.ops;
+    if (ops.empty()) ops = {GPK_OP_GEMM, GPK_OP_GEMM_BATCHED, GPK_OP_REDUCE, GPK_OP_TRANSPOSE, GPK_OP_PI};
+    const bool quick = opt.quick || !env.cuda;
+    const std::vector<Point> grid = make_grid(ops, quick);
+
+    size_t need = 0;
+    for (const Point &p : grid) {
+        size_t a = 0, b = 0, c = 0;
+        bytes_of(p, &a, &b, &c);
+        need = std::max({need, a, b, c});
+    }
+    Arrays arrays(env, std::min(need, kBufferBytes));
+    Stopwatch watch(env);
+    std::mt19937 draw(20261201u);
+
+    const RunInfo info = describe_run(env, quick, RunOptions{});
+    std::printf("gpk-bench --tune: %zu points on %s, ops:", grid.size(), info.device.c_str());
+    for (int op : ops) std::printf(" %s", kOps[op]);
+    std::printf("\n");
+    std::fflush(stdout);
+
+    std::vector<std::string> lines, problems;
+    std::map<std::string, std::set<int>> dropped;  // by class
+    std::map<int, double> op_seconds;
+    std::map<int, std::vector<std::string>> names;
+    const bool tty = isatty(STDOUT_FILENO);
+    size_t done = 0, next_report = 0;
+    for (const Point &p : grid) {
+        const auto p0 = Clock::now();
+        if (!names.count(p.op)) {
+            int count = 0;
+            gpk_variant_count(env.ctx, p.op, &count);
+            for (int i = 0; i < count; ++i) names[p.op].emplace_back(gpk_variant_name(env.ctx, p.op, i));
+        }
+        arrays.fill(p.dtype < 0 ? GPK_F32 : p.dtype);
+        gpk_set_math_mode(env.ctx, p.math);
+        const std::vector<Timed> rows = measure(env, watch, arrays, p, names[p.op], &dropped[p.klass()], draw, &problems);
+        std::string line = p.klass() + "\t" + p.shape() + "\t";
+        for (size_t i = 0; i < rows.size(); ++i) {
+            char t[32];
+            std::snprintf(t, sizeof t, ":%.4g", rows[i].us);
+            line += (i ? "," : "") + names[p.op][static_cast<size_t>(rows[i].rung)] + t;
+        }
+        if (!rows.empty()) lines.push_back(line);
+        op_seconds[p.op] += std::chrono::duration<double>(Clock::now() - p0).count();
+        ++done;
+        const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+        const std::string best = rows.empty() ? std::string("no rung took it") : names[p.op][size_t(rows[0].rung)];
+        if (tty || done >= next_report || done == grid.size()) {
+            std::string shown = p.klass() + " " + p.shape();
+            std::replace(shown.begin(), shown.end(), '\t', ' ');
+            std::printf("%s[%zu/%zu %s] %s: %s%s", tty ? "\r\033[K" : "", done, grid.size(),
+                        seconds_text(elapsed).c_str(), shown.c_str(), best.c_str(), tty ? "" : "\n");
+            std::fflush(stdout);
+            next_report = done + std::max<size_t>(1, grid.size() / 40);
+        }
+    }
+    gpk_set_math_mode(env.ctx, GPK_MATH_DEFAULT);
+    for (int op = 0; op < 5; ++op) gpk_set_variant(env.ctx, op, nullptr);
+    if (tty) std::printf("\n");
+
+    std::ofstream out(opt.path, std::ios::binary | std::ios::trunc);
+    out << "gpk-tuning\t1\n";
+    out << "device\t" << (env.cuda ? info.device : "host") << "\n";
+    out << "compute_capability\t" << (env.cuda ? info.compute_capability : "-") << "\n";
+    out << "sm_count\t" << (env.cuda ? std::to_string(info.sm_count) : "-") << "\n";
+    if (env.cuda) out << "driver\t" << info.cuda_driver << "\nruntime\t" << info.cuda_runtime << "\n";
+    out << "libgpk\t" << gpk_app::library_version() << "\n";
+    out << "date\t" << info.date << "\n";
+    out << "timing\t" << (env.cuda ? "cuda events after a 256 MiB L2 flush" : "steady clock")
+        << "; rungs in turns, a random order each; median of 5 to 50 calls; over 4x the best dropped\n";
+    out << "grid\tgpk-bench --tune" << (quick ? " (quick)" : "") << ", apps/bench/tune.cpp\n";
+    out << "# op\tdtype\tmath\tlayout\talign\tshape\trungs, fastest first, with their median microseconds\n";
+    for (const std::string &line : lines) out << line << "\n";
+    out.close();
+    const double total = std::chrono::duration<double>(Clock::now() - t0).count();
+    std::printf("gpk-bench --tune: %zu rows in %s (", lines.size(), seconds_text(total).c_str());
+    bool first = true;
+    for (const auto &[op, s] : op_seconds) {
+        std::printf("%s%s %s", first ? "" : ", ", kOps[op], seconds_text(s).c_str());
+        first = false;
+    }
+    std::printf(")\n");
+    for (const std::string &problem : problems) std::printf("  failed: %s\n", problem.c_str());
+    if (!out) {
+        std::fprintf(stderr, "gpk-bench: cannot write %s\n", opt.path.c_str());
+        return 1;
+    }
+    std::printf("wrote %s\n", opt.path.c_str());
+    return problems.empty() ? 0 : 1;
+}
+
+}  // namespace gpk_bench
