@@ -339,6 +339,26 @@ void tensor_core_refusals(Suite &suite, const std::vector<std::string> &variants
     }
 }
 
+// The memory-bound rungs take calls with m or n at most 128 and refuse the rest with
+// NOT_SUPPORTED, naming themselves and why, writing nothing.
+void membound_refusals(Suite &suite, const std::vector<std::string> &variants) {
+    for (const char *variant : {"skinny", "gram"}) {
+        if (std::find(variants.begin(), variants.end(), variant) == variants.end()) continue;
+        Case c(suite, format("gemm %s refuses m = n = 129", variant));
+        if (!suite.select(c, GPK_OP_GEMM, variant)) continue;
+        const int64_t n = 129;
+        std::vector<float> a(n * 5, 1.0f), b(n * 5, 1.0f), cm(n * n, 2.0f);
+        const std::vector<float> c0 = cm;
+        const gpk_status st = gpk_gemm(suite.ctx(), GPK_F32, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_TRANS, n, n, 5, 1.0,
+                                       a.data(), n, b.data(), n, 0.0, cm.data(), n);
+        const std::string why = gpk_last_error(suite.ctx());
+        const char *const words[4] = {variant, "m nor n", "128", nullptr};
+        if (c.expect(st, GPK_ERROR_NOT_SUPPORTED, "gpk_gemm") && !mentions(why, words))
+            c.fail("the refusal does not name the rung and the limit: %s", why.c_str());
+        if (cm != c0) c.fail("a refused call wrote C");
+    }
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -405,6 +425,29 @@ int main(int argc, char **argv) {
             }
     }
 
+    // The memory-bound rungs (skinny, gram): a short side of 1, 17 or 128 against a long
+    // one of 1000 or 4097, in either place; k short, and long enough for several splits;
+    // Gram-like products (both sides short, k long); every kind, layout and
+    // transposition, each leading dimension above its minimum, NaN in C with beta == 0
+    // (kAlphaBeta's first and last pairs). Both sides long: the rungs refuse it.
+    {
+        const Size3 membound[] = {{1, 4097, 17},   {17, 1000, 2100}, {4097, 17, 300}, {1000, 1, 4097},
+                                  {128, 1000, 300}, {17, 17, 4097},  {8, 128, 9000},  {1000, 4097, 1}};
+        for (const Size3 &sz : membound) {
+            if (suite.quick() && sz.m * sz.n * sz.k > 10000000) continue;
+            int turn = 0;
+            for (const Kind &kind : kKinds)
+                for (int layout : kLayouts)
+                    for (int ta : kTrans)
+                        for (int tb : kTrans) {
+                            const AlphaBeta ab = kAlphaBeta[turn % 4];
+                            const int64_t pad = 1 + turn % 3;
+                            run(suite, Config{kind.dtype, kind.tf32, layout, ta, tb, sz.m, sz.n, sz.k, pad, pad + 1, pad, ab.alpha, ab.beta},
+                                variants, rotation++);
+                            ++turn;
+                        }
+        }
+    }
     // The tensor-core paths (rungs mma_sync and wgmma_ws, and "auto", which takes
     // wgmma_ws on sm_90): 16-bit and TF32 calls whose tiles are ragged in every
     // dimension, every layout and transposition; C once where the TMA-store epilogue
@@ -437,6 +480,7 @@ int main(int argc, char **argv) {
             run(suite, g, variants, rotation++);
         }
     if (suite.dtype_chosen(GPK_F32)) tensor_core_refusals(suite, variants);  // once, with the F32 cases
+    if (suite.dtype_chosen(GPK_F32)) membound_refusals(suite, variants);
 
     // k == 0: C = beta * C (beta == 0 gives exact zeros over a NaN C), with A and B
     // either NULL or valid and unread.

@@ -172,6 +172,21 @@ struct LinkEnds {
 std::vector<Ceiling> link_ceilings(const Env &env, size_t bytes, std::function<LinkEnds()> ends,
                                    bool duplex = false);
 
+// What a call must move and compute, for its roofline (roofline.cpp): every operand's
+// bytes once, its flops, and the dtype (and TF32 mode) whose peak bounds them.
+struct RooflineWork {
+    double bytes = 0, flops = 0;
+    int dtype = -1;
+    bool tf32 = false;
+};
+// A call's roofline, measured in this run: the longer of bytes at the copy bandwidth
+// and flops at the dtype's peak (the vendor's 8192^3 rate).
+struct Roofline {
+    double ms = 0;
+    double copy_gbs = 0, peak_tflops = 0;
+    bool compute_bound = false;
+};
+
 // One (op, dtype, size): owns its inputs and output and knows its op's rules.
 class Case {
 public:
@@ -216,6 +231,8 @@ public:
     // device as back (transpose), which the pipeline overlaps, so that the link's
     // ceiling is both directions at once, h2d + d2h, and not h2d alone.
     virtual bool link_duplex() const { return false; }
+    // What bounds the call from below, for the roofline column (gemm); none by default.
+    virtual std::optional<RooflineWork> roofline_work() const { return std::nullopt; }
 };
 
 // gemm's settings beyond the shape: the context's math mode (GPK_MATH_*, already set
@@ -253,6 +270,7 @@ struct Row {
     std::optional<double> speedup_over_first;   // throughput / the first own rung's that ran (cumulative)
     std::optional<double> step_speedup;         // throughput / the rung below's
     std::optional<double> ratio_to_ceiling;     // throughput / the first ceiling's, where the case has one
+    std::optional<double> roofline_fraction;    // the case's roofline time / this row's median time
 
     bool timed() const { return repeats > 0; }
     bool failed() const { return status == Status::kFailed; }
@@ -275,6 +293,7 @@ struct CaseResult {
     Yardstick yardstick;
     bool link_duplex = false;   // --memory pinned, both directions used at once (Case::link_duplex)
     int name_width = 7;  // for the table: the longest variant name
+    std::optional<Roofline> roofline;  // CUDA with device arrays, for cases that have one (gemm)
 };
 
 struct RunOptions {
@@ -297,6 +316,14 @@ struct RunOptions {
 // Checks and times every variant of the case's op on env.ctx, printing the table
 // as it goes.
 CaseResult run_case(Env &env, Case &c, const RunOptions &opt);
+
+// The roofline of `w` on env's GPU (roofline.cpp): the copy bandwidth and the peak are
+// measured once per run; none on the host backend or with --memory pinned. Throws Error.
+std::optional<Roofline> roofline_of(Env &env, const RooflineWork &w);
+// --shapes membound (membound.cpp): skinny and Gram products in every dtype, each
+// under the vendor, the memory-bound rungs and "auto", with their roofline fractions
+// and a summary. Appends the cases' results; returns how many failed.
+int run_membound_sweep(Env &env, const RunOptions &run, bool quick, std::vector<CaseResult> *results);
 
 // The table's title line for a case: "gemm f32  m=4096 n=4096 k=4096".
 std::string case_title(const CaseResult &r);

@@ -69,6 +69,12 @@ public:
     double work() const override { return 2.0 * double(m_) * double(n_) * double(k_); }
     double unit_scale() const override { return 1e12; }
     const char *unit() const override { return "TFLOP/s"; }
+    // A, B and C once (beta is 0: C is only written), and 2 m n k flops.
+    std::optional<RooflineWork> roofline_work() const override {
+        const double es = sizeof(T), m = double(m_), n = double(n_), k = double(k_);
+        return RooflineWork{es * (m * k + k * n + m * n), 2.0 * m * n * k, dtype_,
+                            dtype_ == GPK_F32 && settings_.math == GPK_MATH_TF32};
+    }
 
     void prepare() override {
         // A and B on the host, the reference and a copy of each output (ref_, out_), A, B

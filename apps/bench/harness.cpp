@@ -34,6 +34,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <chrono>
 #include <new>
 #include <numeric>
@@ -350,6 +351,15 @@ CaseResult run_case(Env &env, Case &c, const RunOptions &opt) {
     r.has_ceilings = !ceilings.empty();
     for (const Ceiling &ceiling : ceilings)
         r.name_width = std::max(r.name_width, static_cast<int>(ceiling.name.size()));
+    // The roofline's copy and peak are measured (once per run) before the case's arrays
+    // exist; a failure there leaves the case without the column.
+    if (const std::optional<RooflineWork> work = c.roofline_work()) {
+        try {
+            r.roofline = roofline_of(env, *work);
+        } catch (const Error &e) {
+            std::fprintf(stderr, "gpk-bench: no roofline: %s\n", e.what());
+        }
+    }
     print_table_header(env, r, c.shape_note());
 
     try {
@@ -409,6 +419,8 @@ CaseResult run_case(Env &env, Case &c, const RunOptions &opt) {
                 if (n > opt.repeat) n = most;
         }
         time_in_turns(env, c, timer, rows, repeats);
+        for (Row &row : rows)
+            if (r.roofline && row.timed()) row.roofline_fraction = r.roofline->ms / row.median_ms;
 
         for (const Row &row : rows)
             if (!row.auto_pick) r.rows.push_back(row);

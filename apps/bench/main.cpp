@@ -96,6 +96,7 @@ struct Options {
     bool quick = false;
     bool list = false;
     std::string tune;  // --tune FILE: the tuning table to measure and write
+    std::string shapes;  // --shapes membound: that sweep instead of the ops' tables
     int backend = GPK_BACKEND_AUTO;
     int device = 0;
     GemmSettings gemm;  // --math, --ld
@@ -111,7 +112,7 @@ void usage(std::FILE *to) {
                  "usage: %s [--op gemm|reduce|transpose|pi|gemm_batched|all] [--size S[,S...]] [--dtype f32|f64|i32|i64[,...]]\n"
                  "                 [--variant NAME[,NAME...]] [--memory device|pinned] [--repeat R] [--json FILE]\n"
                  "                 [--quick] [--backend auto|cuda|host] [--device N] [--list]\n"
-                 "                 [--math default|tf32] [--ld tight|odd] [--tune FILE]\n"
+                 "                 [--math default|tf32] [--ld tight|odd] [--tune FILE] [--shapes membound]\n"
                  "  --op       ops to run, comma-separated (default all; reduce,transpose with --memory pinned)\n"
                  "  --size     gemm: N or MxNxK; reduce: N; transpose: N or ROWSxCOLS; pi: samples;\n"
                  "             gemm_batched: N (N x N x N products, the batch filling about 1 GiB per operand).\n"
@@ -148,6 +149,10 @@ void usage(std::FILE *to) {
                  "  --device   CUDA device index (default 0)\n"
                  "  --list     print every rung of every ladder this build holds, each backend's, marking\n"
                  "             those this machine cannot run, and exit\n"
+                 "  --shapes   membound: skinny products (M of 1 to 128 rows against W of 8192x8192, 28672x8192\n"
+                 "             and 12288x5120, both orientations) and Gram products (8x8 to 128x128, k of 2^20 to\n"
+                 "             2^23) in f64, f32, tf32, f16 and bf16, under the vendor, skinny, gram and auto (or\n"
+                 "             --variant), with roofline fractions and a summary (apps/bench/membound.cpp)\n"
                  "  --tune     measure the tuning table of this GPU (\"auto\" chooses from it: gpk_load_tuning,\n"
                  "             GPK_TUNING) over its grid of shapes, for --op (default every op), and write it\n"
                  "             to FILE; --quick: a small grid (apps/bench/tune.cpp lists both)\n"
@@ -229,6 +234,9 @@ int parse(int argc, char **argv, Options *opt) {
             if (missing) return bad("--math needs a value");
             if (value != "default" && value != "tf32") return bad("unknown math mode '" + value + "' (default or tf32)");
             opt->gemm.math = value == "tf32" ? GPK_MATH_TF32 : GPK_MATH_DEFAULT;
+        } else if (gpk_app::take_option(argc, argv, &i, "--shapes", &value, &missing)) {
+            if (missing || value != "membound") return bad("--shapes takes one sweep: membound");
+            opt->shapes = value;
         } else if (gpk_app::take_option(argc, argv, &i, "--ld", &value, &missing)) {
             if (missing) return bad("--ld needs a value");
             if (value != "tight" && value != "odd") return bad("unknown --ld '" + value + "' (tight or odd)");
@@ -498,6 +506,10 @@ int main(int argc, char **argv) {
 
         std::vector<CaseResult> results;
         int failed = 0;
+        if (opt.shapes == "membound") {
+            specs.clear();
+            failed += run_membound_sweep(*env, run, opt.quick, &results);
+        }
         for (const Spec &spec : specs) {
             std::unique_ptr<Case> c;
             try {

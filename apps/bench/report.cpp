@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 namespace gpk_bench {
@@ -41,6 +42,13 @@ void print_table_header(const Env &env, const CaseResult &r, const std::string &
     char vs_copy[64] = "";
     if (r.has_ceilings)
         std::snprintf(vs_copy, sizeof vs_copy, "%*s  ", ceiling_column_width(r), ceiling_column(r).c_str());
+    // The roofline (roofline.cpp) and each row's fraction of it, "roof".
+    if (r.roofline) {
+        std::printf("  roofline %.4f ms, %s-bound (copy %.0f GB/s, peak %.4g TFLOP/s, both measured in this run)\n",
+                    r.roofline->ms, r.roofline->compute_bound ? "compute" : "memory", r.roofline->copy_gbs,
+                    r.roofline->peak_tflops);
+        std::snprintf(vs_copy + std::strlen(vs_copy), sizeof vs_copy - std::strlen(vs_copy), "%5s  ", "roof");
+    }
     std::printf("  %2s  %-*s  %10s  %10s  %10s  %9s  %6s  %6s  %s%s\n", "#", r.name_width, "variant", "median ms",
                 "min ms", r.unit.c_str(), env.cuda ? "vs vendor" : "vs #0", "step", "cumul", vs_copy, "check");
     std::fflush(stdout);
@@ -57,6 +65,9 @@ void print_row(const CaseResult &r, const Row &row) {
     char vs_copy[64] = "";
     if (r.has_ceilings)
         std::snprintf(vs_copy, sizeof vs_copy, "%*s  ", ceiling_column_width(r), times(row.ratio_to_ceiling).c_str());
+    if (r.roofline)
+        std::snprintf(vs_copy + std::strlen(vs_copy), sizeof vs_copy - std::strlen(vs_copy), "%5s  ",
+                      row.roofline_fraction ? fixed(*row.roofline_fraction, "%.2f").c_str() : "-");
     std::printf("  %2s  %-*s  %10s  %10s  %10s  %9s  %6s  %6s  %s%s\n", index.c_str(), r.name_width,
                 row.variant.c_str(), timed ? fixed(row.median_ms, "%.4f").c_str() : "-",
                 timed ? fixed(row.min_ms, "%.4f").c_str() : "-", timed ? fixed(row.throughput, "%.4g").c_str() : "-",
@@ -198,6 +209,14 @@ bool write_json(const std::string &path, const RunInfo &info, const std::vector<
                 const std::string &key = r.yardstick.json_key;
                 json.field(key.c_str(), row.ratio_to_ceiling);
                 json.field((key + "_of").c_str(), r.yardstick.label);
+            }
+            // The call's roofline (roofline.cpp) and the row's fraction of it.
+            if (r.roofline) {
+                json.field("roofline_ms", r.roofline->ms)
+                    .field("roofline_bound", r.roofline->compute_bound ? "compute" : "memory")
+                    .field("copy_gbs", r.roofline->copy_gbs)
+                    .field("peak_tflops", r.roofline->peak_tflops)
+                    .field("roofline_fraction", row.roofline_fraction);
             }
             json.field("ok", !row.failed())
                 .field("status", status_name(row.status))

@@ -1,0 +1,158 @@
+// How rungs 13_skinny and 14_gram run a call on membound_kernel.cuh's kernels: the
+// call's form (which operand is W, the long one, and which is X), the kernel
+// configuration as a table over the operands' layouts, the workspace, the launches.
+#pragma once
+
+#include "gemm_util.cuh"
+#include "membound_kernel.cuh"
+
+namespace gpk::cuda::membound {
+
+// The short side both rungs take: min(m, n) at most this.
+constexpr int64_t kMaxShort = 128;
+// Partials of the splits, per launch; longer W is cut into launches of fewer rows.
+constexpr size_t kWorkspaceBytes = size_t(64) << 20;
+
+// The call as out(p, q) = sum_k W(p, k) X(k, q). C = op(A) op(B) with n <= m is
+// out = C (W = op(A), X = op(B)); with m < n it is out = C^T (W = op(B)^T, X =
+// op(A)^T), the transpose identity, so that X always has the short side s.
+struct Form {
+    const void *W, *X;
+    int64_t ldw, ldx;
+    bool wk, xk;  // W(p, k) contiguous along k; X(k, q) contiguous along k
+    int64_t L, s;
+    int64_t c_p, c_q;
+};
+
+inline Form form_of(const GemmArgs &a) {
+    if (a.n <= a.m) return Form{a.A, a.B, a.lda, a.ldb, a.transa, !a.transb, a.m, a.n, 1, a.ldc};
+    return Form{a.B, a.A, a.ldb, a.lda, !a.transb, a.transa, a.n, a.m, a.ldc, 1};
+}
+
+// 16-byte copies: the pointer on 16 bytes and the leading dimension whole vectors.
+inline bool vec_ok(const void *p, int64_t ld, size_t es) {
+    return reinterpret_cast<uintptr_t>(p) % 16 == 0 && (ld * static_cast<int64_t>(es)) % 16 == 0;
+}
+
+// One kernel configuration, for the call's layouts.
+template <class T, class Acc>
+struct Plan {
+    void (*kernel)(Params<T, Acc>);
+    int threads, bp, bq;
+    size_t smem;
+};
+
+template <class T, int RP, int PT, int TQ, int QT, int G, int BK>
+struct SimtCfg {
+    template <bool Wk, bool Xk>
+    static Plan<T, T> one() {
+        using S = Simt<T, RP, PT, TQ, QT, G, BK, Wk, Xk>;
+        return {simt_kernel<T, RP, PT, TQ, QT, G, BK, Wk, Xk>, S::kThreads, S::BP, S::BQ, S::kSmem};
+    }
+    static Plan<T, T> plan(bool wk, bool xk) {
+        return wk ? (xk ? one<true, true>() : one<true, false>()) : (xk ? one<false, true>() : one<false, false>());
+    }
+};
+
+template <bool kBf16, int WP, int MT, int G, int BK>
+struct MmaCfg {
+    template <bool Wk, bool Xk>
+    static Plan<uint16_t, float> one() {
+        using S = Mma<WP, MT, G, BK, Wk, Xk>;
+        return {mma_kernel<kBf16, WP, MT, G, BK, Wk, Xk>, S::kThreads, S::BP, S::BQ, S::kSmem};
+    }
+    static Plan<uint16_t, float> plan(bool wk, bool xk) {
+        return wk ? (xk ? one<true, true>() : one<true, false>()) : (xk ? one<false, true>() : one<false, false>());
+    }
+};
+
+// The rung's kernel for a call: F32 and F64 on the FMA units (TF32 mode computes in
+// exact F32 too), F16 and BF16 on the tensor cores.
+struct Plans {
+    Plan<float, float> f32;
+    Plan<double, double> f64;
+    Plan<uint16_t, float> f16, bf16;
+};
+
+// Whether the GPU can run the call's configuration; *why_not null when it can.
+inline gpk_status takes_plan(gpk_context &ctx, const GemmArgs &a, size_t smem, const char **why_not) {
+    *why_not = nullptr;
+    if (a.m > kMaxShort && a.n > kMaxShort) {
+        *why_not = "neither m nor n is at most 128";
+        return GPK_SUCCESS;
+    }
+    return gemm_util::takes_sm80(ctx, smem, why_not);
+}
+
+inline size_t smem_of(const Plans &p, int dtype) {
+    switch (dtype) {
+        case GPK_F32: return p.f32.smem;
+        case GPK_F64: return p.f64.smem;
+        case GPK_BF16: return p.bf16.smem;
+        default: return p.f16.smem;
+    }
+}
+
+// Launches `plan` over the call in `f`, in launches of as many rows of W as the
+// workspace holds partials for, each followed by `combine` when k has several splits.
+template <class T, class Acc>
+gpk_status run_plan(gpk_context &ctx, const char *name, const Form &f, int64_t k, const Plan<T, Acc> &plan,
+                    Splits sp, double alpha, double beta, void *C, bool bf16) {
+    bool fits = false;
+    GPK_FORWARD_IF_ERROR(gemm_util::allow_shared(ctx, plan.kernel, plan.smem, &fits));
+    if (!fits) return refuse(ctx, "gemm", name, "the GPU cannot give a block the shared memory it needs");
+    Params<T, Acc> pr{};
+    pr.W = static_cast<const T *>(f.W), pr.ldw = f.ldw;
+    pr.X = static_cast<const T *>(f.X), pr.ldx = f.ldx;
+    pr.C = static_cast<T *>(C), pr.c_p = f.c_p, pr.c_q = f.c_q;
+    pr.L = f.L, pr.s = f.s, pr.k = k;
+    pr.splits = sp;
+    pr.alpha = static_cast<Acc>(alpha), pr.beta = static_cast<Acc>(beta);
+    pr.w_vec = vec_ok(f.W, f.ldw, sizeof(T));
+    pr.x_vec = vec_ok(f.X, f.ldx, sizeof(T));
+    pr.bf16 = bf16;
+
+    const int64_t bp = plan.bp;
+    int64_t rows = round_up(f.L, bp);
+    const int64_t limit_tiles = int64_t(1) << 30;  // grid.x
+    if (rows / bp > limit_tiles) rows = limit_tiles * bp;
+    if (sp.count > 1) {
+        const int64_t per_row = sp.count * f.s * static_cast<int64_t>(sizeof(Acc));
+        const int64_t fit = static_cast<int64_t>(kWorkspaceBytes) / per_row / bp * bp;
+        rows = fit < bp ? bp : (fit < rows ? fit : rows);
+        void *ws = nullptr;
+        GPK_FORWARD_IF_ERROR(buffer(ctx, Slot::Scratch, static_cast<size_t>(per_row * rows), &ws));
+        pr.part = static_cast<Acc *>(ws);
+    }
+    const unsigned q_blocks = static_cast<unsigned>(ceil_div(f.s, plan.bq));
+    for (int64_t p = 0; p < f.L; p += rows) {
+        pr.p_begin = p;
+        pr.p_end = p + rows < f.L ? p + rows : f.L;
+        const dim3 grid(static_cast<unsigned>(ceil_div(pr.p_end - p, bp)), static_cast<unsigned>(sp.count), q_blocks);
+        plan.kernel<<<grid, plan.threads, plan.smem, stream(ctx)>>>(pr);
+        GPK_LAUNCH_CHECK(ctx, name);
+        if (sp.count > 1) {
+            const int64_t items = (pr.p_end - p) * f.s;
+            if (sp.count > 32)
+                combine_kernel<T, Acc, true><<<grid_size(items, 8, int64_t(1) << 20), 256, 0, stream(ctx)>>>(pr);
+            else
+                combine_kernel<T, Acc, false><<<grid_size(items, 256, int64_t(1) << 20), 256, 0, stream(ctx)>>>(pr);
+            GPK_LAUNCH_CHECK(ctx, "gemm membound::combine_kernel");
+        }
+    }
+    return GPK_SUCCESS;
+}
+
+// The rung: its plans for the call and its splits of k.
+inline gpk_status run_rung(gpk_context &ctx, const GemmArgs &a, const char *name, const Plans &plans, Splits sp) {
+    const Form f = form_of(a);
+    switch (a.dtype) {
+        case GPK_F32: return run_plan<float, float>(ctx, name, f, a.k, plans.f32, sp, a.alpha, a.beta, a.C, false);
+        case GPK_F64: return run_plan<double, double>(ctx, name, f, a.k, plans.f64, sp, a.alpha, a.beta, a.C, false);
+        case GPK_F16: return run_plan<uint16_t, float>(ctx, name, f, a.k, plans.f16, sp, a.alpha, a.beta, a.C, false);
+        case GPK_BF16: return run_plan<uint16_t, float>(ctx, name, f, a.k, plans.bf16, sp, a.alpha, a.beta, a.C, true);
+        default: return fail(&ctx, GPK_ERROR_NOT_SUPPORTED, "gemm variant '%s' does not support dtype %d", name, a.dtype);
+    }
+}
+
+}  // namespace gpk::cuda::membound
