@@ -7,7 +7,10 @@
 // gpk_last_variant on the host backend. On the GPU: for a sample of the built-in
 // table's points, "auto" runs the rung the table lists first.
 //
-// usage: test_tuning host|cuda [table=FILE.tsv ...]   (the shipped tables)
+// usage: test_tuning host|cuda [table=FILE.tsv ...] [load=FILE.tsv ...]
+//   table=  a shipped table (compiled in): parsed on the host; on the GPU of its kind,
+//           the library's built-in table, and sampled
+//   load=   a table to sample on the GPU of its kind only (one just measured)
 #include "harness.hpp"
 
 #include "tuning.hpp"
@@ -41,6 +44,18 @@ const std::vector<std::string> kPiRungs = {
 #include "cuda/pi/rungs.def"
 };
 const std::vector<std::string> kBatchedRungs = {
+#include "cuda/gemm_batched/rungs.def"
+};
+#undef GPK_RUNG
+#undef GPK_AUTO_NEVER
+// The rungs "auto" never runs, from the same lists.
+#define GPK_RUNG(nn, name, launcher, dtypes, takes)
+#define GPK_AUTO_NEVER(name) #name,
+const std::vector<std::string> kNever = {
+#include "cuda/gemm/rungs.def"
+#include "cuda/reduce/rungs.def"
+#include "cuda/transpose/rungs.def"
+#include "cuda/pi/rungs.def"
 #include "cuda/gemm_batched/rungs.def"
 };
 #undef GPK_RUNG
@@ -492,14 +507,143 @@ void last_variant(Suite &suite) {
     gpk_destroy(ctx);
 }
 
+// ---- on the GPU: "auto" runs what the table says ------------------------------------
+
+// The rung names of op's ladder, in index order.
+const std::vector<std::string> &rungs_of(int op) {
+    static const std::vector<std::string> none;
+    switch (op) {
+        case GPK_OP_GEMM: return kGemmRungs;
+        case GPK_OP_REDUCE: return kReduceRungs;
+        case GPK_OP_TRANSPOSE: return kTransposeRungs;
+        case GPK_OP_PI: return kPiRungs;
+        case GPK_OP_GEMM_BATCHED: return kBatchedRungs;
+        default: return none;
+    }
+}
+
+size_t elem(int dtype) { return dtype == GPK_F16 || dtype == GPK_BF16 ? 2 : dtype == GPK_F64 || dtype == GPK_I64 ? 8 : 4; }
+
+// Leading dimensions as gpk-bench --tune makes them (apps/bench/tune.cpp): whole
+// 16-byte vectors for a16, odd for u.
+int64_t ld_for(int64_t rows, size_t es, bool aligned) {
+    if (!aligned) return rows % 2 ? rows : rows + 1;
+    const int64_t v = static_cast<int64_t>(16 / es);
+    return (rows + v - 1) / v * v;
+}
+
+// One call at the row's point, device arrays, as the tuner made it; *bytes the largest
+// array it needs (nothing is called when `arrays` is null).
+gpk_status call_at(gpk_context *ctx, const tn::Key &k, char *const *arrays, size_t *bytes) {
+    const size_t es = elem(k.dtype);
+    const bool al = k.align == tn::kAligned;
+    const int64_t *d = k.dims;
+    if (k.op == GPK_OP_GEMM || k.op == GPK_OP_GEMM_BATCHED) {
+        const bool ta = k.layout & 2, tb = k.layout & 1;
+        const int64_t lda = ld_for(ta ? d[2] : d[0], es, al), ldb = ld_for(tb ? d[1] : d[2], es, al);
+        const int64_t ldc = ld_for(d[0], es, al);
+        const int64_t sa = lda * (ta ? d[0] : d[2]), sb = ldb * (tb ? d[2] : d[1]), sc = ldc * d[1];
+        const int64_t batch = k.op == GPK_OP_GEMM_BATCHED ? d[3] : 1;
+        *bytes = static_cast<size_t>(std::max({sa, sb, sc}) * batch) * es;
+        if (arrays == nullptr) return GPK_SUCCESS;
+        const int t_a = ta ? GPK_TRANS : GPK_NO_TRANS, t_b = tb ? GPK_TRANS : GPK_NO_TRANS;
+        if (k.op == GPK_OP_GEMM)
+            return gpk_gemm(ctx, k.dtype, GPK_COL_MAJOR, t_a, t_b, d[0], d[1], d[2], 1.0, arrays[0], lda, arrays[1], ldb,
+                            0.0, arrays[2], ldc);
+        return gpk_gemm_strided_batched(ctx, k.dtype, GPK_COL_MAJOR, t_a, t_b, d[0], d[1], d[2], 1.0, arrays[0], lda,
+                                        sa, arrays[1], ldb, sb, 0.0, arrays[2], ldc, sc, batch);
+    }
+    if (k.op == GPK_OP_REDUCE) {
+        *bytes = static_cast<size_t>(d[0] + 1) * es;
+        return arrays == nullptr ? GPK_SUCCESS
+                                 : gpk_reduce(ctx, k.dtype, GPK_SUM, arrays[0] + (al ? 0 : es), d[0], arrays[2]);
+    }
+    if (k.op == GPK_OP_TRANSPOSE) {
+        const int64_t lda = ld_for(d[0], es, al), ldb = ld_for(d[1], es, al);
+        *bytes = static_cast<size_t>(std::max(lda * d[1], ldb * d[0])) * es;
+        return arrays == nullptr ? GPK_SUCCESS
+                                 : gpk_transpose(ctx, k.dtype, GPK_COL_MAJOR, d[0], d[1], arrays[0], lda, arrays[1], ldb);
+    }
+    *bytes = 64;
+    gpk_pi_result r{};
+    return arrays == nullptr ? GPK_SUCCESS : gpk_pi(ctx, static_cast<uint64_t>(d[0]), 1, &r);
+}
+
+// For the shipped tables of this GPU's kind: loaded (and, where the library holds it,
+// built in), "auto" at a sample of their points runs the first rung each lists that
+// it may run: the fastest measured, which took that very call when it was measured.
+void on_gpu(Suite &suite, const std::vector<std::string> &files, size_t shipped) {
+    gpk_context *ctx = suite.ctx();
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) return;
+    const tn::DeviceKind kind{prop.name, std::to_string(prop.major) + "." + std::to_string(prop.minor),
+                              std::to_string(prop.multiProcessorCount)};
+    constexpr size_t kMaxBytes = size_t(1) << 30;
+    char *arrays[3] = {nullptr, nullptr, nullptr};
+    for (char *&a : arrays)
+        if (cudaMalloc(&a, kMaxBytes) != cudaSuccess) {
+            std::printf("test_tuning: no room for 3 GiB of arrays on the GPU: the sample is skipped\n");
+            return;
+        }
+    int tables = 0;
+    for (size_t f = 0; f < files.size(); ++f) {
+        const std::string &file = files[f];
+        tn::Table t;
+        std::string error;
+        if (!tn::parse(read_file(file), file, &kind, cuda_rung, nullptr, &t, &error)) continue;  // another kind
+        ++tables;
+        if (f < shipped) {
+            Case c(suite, format("tuning: the built-in table of %s", prop.name));
+            const std::string want = std::string("built-in: ") + prop.name;
+            if (want != gpk_tuning_name(ctx)) c.fail("gpk_tuning_name: '%s', expected '%s'", gpk_tuning_name(ctx), want.c_str());
+        }
+        Case c(suite, format("tuning: \"auto\" runs the table's first rung, sample of %s", file.c_str()));
+        if (!c.expect(gpk_load_tuning(ctx, file.c_str()), GPK_SUCCESS, "gpk_load_tuning")) continue;
+        int sampled = 0;
+        for (size_t i = 0; i < t.rows.size(); i += 7) {
+            const tn::Row &row = t.rows[i];
+            size_t bytes = 0;
+            call_at(ctx, row.key, nullptr, &bytes);
+            if (bytes > kMaxBytes) continue;
+            std::string want;
+            for (int r : row.rungs) {
+                const std::string &name = rungs_of(row.key.op)[static_cast<size_t>(r)];
+                if (std::find(kNever.begin(), kNever.end(), name) == kNever.end()) {
+                    want = name;
+                    break;
+                }
+            }
+            if (want.empty()) continue;
+            gpk_set_math_mode(ctx, row.key.math);
+            const gpk_status st = call_at(ctx, row.key, arrays, &bytes);
+            const gpk_status synced = gpk_synchronize(ctx);
+            const char *ran = gpk_last_variant(ctx, row.key.op);
+            ++sampled;
+            if (st != GPK_SUCCESS || synced != GPK_SUCCESS || ran == nullptr || want != ran)
+                c.fail("line %d, %s %s %s %s %s %s: ran '%s' (%s), the table's first is '%s'", row.line,
+                       tn::op_word(row.key.op), tn::dtype_word(row.key.dtype),
+                       row.key.math == GPK_MATH_TF32 ? "tf32" : "default", tn::layout_word(row.key.layout),
+                       tn::align_word(row.key.align), tn::shape_text(row.key).c_str(), ran ? ran : "NULL",
+                       gpk_status_string(st != GPK_SUCCESS ? st : synced), want.c_str());
+        }
+        gpk_set_math_mode(ctx, GPK_MATH_DEFAULT);
+        std::printf("test_tuning: %d points of %s sampled\n", sampled, file.c_str());
+    }
+    if (tables == 0) std::printf("test_tuning: no table for %s among the shipped ones\n", prop.name);
+    gpk_load_tuning(ctx, nullptr);
+    for (char *a : arrays) cudaFree(a);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
-    std::vector<std::string> tables;
+    std::vector<std::string> tables, loads;
     std::vector<char *> args;
     for (int i = 0; i < argc; ++i) {
         if (std::strncmp(argv[i], "table=", 6) == 0)
             tables.emplace_back(argv[i] + 6);
+        else if (std::strncmp(argv[i], "load=", 5) == 0)
+            loads.emplace_back(argv[i] + 5);
         else
             args.push_back(argv[i]);
     }
@@ -511,6 +655,10 @@ int main(int argc, char **argv) {
         shipped(suite, tables);
         api(suite);
         last_variant(suite);
+    } else {
+        const size_t shipped = tables.size();
+        tables.insert(tables.end(), loads.begin(), loads.end());
+        on_gpu(suite, tables, shipped);
     }
     return suite.finish();
 }

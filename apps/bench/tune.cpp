@@ -460,6 +460,24 @@ int run_tune(Env &env, const TuneOptions &opt) {
     std::printf("\n");
     std::fflush(stdout);
 
+    // The header first, then each row as it is measured: a run cut short leaves the
+    // rows it measured in a table that loads.
+    std::ofstream out(opt.path, std::ios::binary | std::ios::trunc);
+    out << "gpk-tuning\t1\n";
+    out << "device\t" << (env.cuda ? info.device : "host") << "\n";
+    out << "compute_capability\t" << (env.cuda ? info.compute_capability : "-") << "\n";
+    out << "sm_count\t" << (env.cuda ? std::to_string(info.sm_count) : "-") << "\n";
+    if (env.cuda) out << "driver\t" << info.cuda_driver << "\nruntime\t" << info.cuda_runtime << "\n";
+    out << "libgpk\t" << gpk_app::library_version() << "\n";
+    out << "date\t" << info.date << "\n";
+    out << "timing\t" << (env.cuda ? "cuda events after a 256 MiB L2 flush" : "steady clock")
+        << "; rungs in turns, a random order each; median of 5 to 50 calls; over 4x the best dropped\n";
+    out << "grid\tgpk-bench --tune" << (quick ? " (quick)" : "") << ", apps/bench/tune.cpp\n";
+    out << "# op\tdtype\tmath\tlayout\talign\tshape\trungs, fastest first, with their median microseconds\n";
+    if (!out) {
+        std::fprintf(stderr, "gpk-bench: cannot write %s\n", opt.path.c_str());
+        return 1;
+    }
     std::vector<std::string> lines, problems;
     std::map<std::string, std::set<int>> dropped;  // by class
     std::map<int, double> op_seconds;
@@ -482,7 +500,10 @@ int run_tune(Env &env, const TuneOptions &opt) {
             std::snprintf(t, sizeof t, ":%.4g", rows[i].us);
             line += (i ? "," : "") + names[p.op][static_cast<size_t>(rows[i].rung)] + t;
         }
-        if (!rows.empty()) lines.push_back(line);
+        if (!rows.empty()) {
+            lines.push_back(line);
+            out << line << "\n" << std::flush;
+        }
         op_seconds[p.op] += std::chrono::duration<double>(Clock::now() - p0).count();
         ++done;
         const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -500,19 +521,6 @@ int run_tune(Env &env, const TuneOptions &opt) {
     for (int op = 0; op < 5; ++op) gpk_set_variant(env.ctx, op, nullptr);
     if (tty) std::printf("\n");
 
-    std::ofstream out(opt.path, std::ios::binary | std::ios::trunc);
-    out << "gpk-tuning\t1\n";
-    out << "device\t" << (env.cuda ? info.device : "host") << "\n";
-    out << "compute_capability\t" << (env.cuda ? info.compute_capability : "-") << "\n";
-    out << "sm_count\t" << (env.cuda ? std::to_string(info.sm_count) : "-") << "\n";
-    if (env.cuda) out << "driver\t" << info.cuda_driver << "\nruntime\t" << info.cuda_runtime << "\n";
-    out << "libgpk\t" << gpk_app::library_version() << "\n";
-    out << "date\t" << info.date << "\n";
-    out << "timing\t" << (env.cuda ? "cuda events after a 256 MiB L2 flush" : "steady clock")
-        << "; rungs in turns, a random order each; median of 5 to 50 calls; over 4x the best dropped\n";
-    out << "grid\tgpk-bench --tune" << (quick ? " (quick)" : "") << ", apps/bench/tune.cpp\n";
-    out << "# op\tdtype\tmath\tlayout\talign\tshape\trungs, fastest first, with their median microseconds\n";
-    for (const std::string &line : lines) out << line << "\n";
     out.close();
     const double total = std::chrono::duration<double>(Clock::now() - t0).count();
     std::printf("gpk-bench --tune: %zu rows in %s (", lines.size(), seconds_text(total).c_str());
