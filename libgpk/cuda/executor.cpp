@@ -4,6 +4,7 @@
 #include "executor.hpp"
 
 #include "pipeline.hpp"
+#include "host/parallel.hpp"
 
 #include <cuda.h>
 
@@ -11,9 +12,6 @@
 #include <cstring>
 #include <new>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 namespace gpk::cuda {
 
@@ -57,28 +55,32 @@ cudaError_t copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, si
 }
 
 // A 2-D memcpy on the host; large ones on several threads, since one core's memcpy
-// is slower than the link.
+// is slower than the link. The threads are the host backend's own (host/parallel.hpp),
+// not an OpenMP team: a thread that cannot be created leaves the copy to those that
+// were, where libgomp would end the process.
 void host_copy(const HostCopy &c) {
     size_t width = c.width, height = c.height;
     if (c.dpitch == c.width && c.spitch == c.width) width *= height, height = 1;
-#ifdef _OPENMP
-    const int threads = std::min(kCopyThreads, omp_get_max_threads());
-    if (threads > 1 && width * height >= kParallelCopyBytes && !omp_in_parallel()) {
+    const int threads = std::min(kCopyThreads, host::max_threads());
+    if (threads > 1 && width * height >= kParallelCopyBytes) {
         // Each line cut into `parts` pieces, so that a few long lines spread too.
         const auto parts = static_cast<int64_t>(
             height >= static_cast<size_t>(2 * threads) ? 1 : ceil_div(2 * threads, static_cast<int64_t>(height)));
         const int64_t piece = ceil_div(static_cast<int64_t>(width), parts);
         const int64_t tasks = static_cast<int64_t>(height) * parts;
-#pragma omp parallel for num_threads(threads) schedule(static)
-        for (int64_t t = 0; t < tasks; ++t) {
-            const int64_t line = t / parts, from = (t % parts) * piece;
-            const int64_t bytes = std::min<int64_t>(piece, static_cast<int64_t>(width) - from);
-            if (bytes > 0)
-                std::memcpy(c.dst + line * c.dpitch + from, c.src + line * c.spitch + from, static_cast<size_t>(bytes));
-        }
+        // `threads` groups of tasks, so that no more than kCopyThreads threads start.
+        const int64_t group = ceil_div(tasks, static_cast<int64_t>(threads));
+        host::parallel_range(threads, static_cast<int64_t>(width * height), [&](int64_t lo, int64_t hi) {
+            for (int64_t t = lo * group; t < std::min(tasks, hi * group); ++t) {
+                const int64_t line = t / parts, from = (t % parts) * piece;
+                const int64_t bytes = std::min<int64_t>(piece, static_cast<int64_t>(width) - from);
+                if (bytes > 0)
+                    std::memcpy(c.dst + line * c.dpitch + from, c.src + line * c.spitch + from,
+                                static_cast<size_t>(bytes));
+            }
+        });
         return;
     }
-#endif
     for (size_t line = 0; line < height; ++line) std::memcpy(c.dst + line * c.dpitch, c.src + line * c.spitch, width);
 }
 
