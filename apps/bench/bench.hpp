@@ -294,6 +294,7 @@ struct CaseResult {
     bool link_duplex = false;   // --memory pinned, both directions used at once (Case::link_duplex)
     int name_width = 7;  // for the table: the longest variant name
     std::optional<Roofline> roofline;  // CUDA with device arrays, for cases that have one (gemm)
+    std::string note;                  // the case's shape_note(), for the JSON
 };
 
 struct RunOptions {

@@ -360,7 +360,8 @@ CaseResult run_case(Env &env, Case &c, const RunOptions &opt) {
             std::fprintf(stderr, "gpk-bench: no roofline: %s\n", e.what());
         }
     }
-    print_table_header(env, r, c.shape_note());
+    r.note = c.shape_note();
+    print_table_header(env, r, r.note);
 
     try {
         c.prepare();

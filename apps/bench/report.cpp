@@ -212,6 +212,7 @@ bool write_json(const std::string &path, const RunInfo &info, const std::vector<
             }
             // The call's roofline (roofline.cpp) and the row's fraction of it.
             if (r.roofline) {
+                json.field("note", r.note);
                 json.field("roofline_ms", r.roofline->ms)
                     .field("roofline_bound", r.roofline->compute_bound ? "compute" : "memory")
                     .field("copy_gbs", r.roofline->copy_gbs)
