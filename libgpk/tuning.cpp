@@ -328,12 +328,16 @@ const Row *nearest(const Table &table, const Key &key) {
                                         [](const Row &r, const Key &k) { return class_less(r.key, k); });
     double logs[kMaxDims] = {};
     for (int i = 0; i < key.ndims && i < kMaxDims; ++i) logs[i] = std::log2(static_cast<double>(key.dims[i]));
+    // A batch's count weighs a quarter of a product's dimension: a factor of 4 in the
+    // count is as far as a factor of 2 in m, n or k. The products' shape decides which
+    // rung leads; the count, how full the GPU is.
+    double weight[kMaxDims] = {1, 1, 1, key.op == GPK_OP_GEMM_BATCHED ? 0.25 : 1};
     const Row *best = nullptr;
     double best_d = 0;
     for (auto r = first; r != table.rows.end() && same_class(r->key, key); ++r) {
         if (r->key.ndims != key.ndims) continue;
         double d = 0;
-        for (int i = 0; i < key.ndims; ++i) d += (logs[i] - r->log_dims[i]) * (logs[i] - r->log_dims[i]);
+        for (int i = 0; i < key.ndims; ++i) d += weight[i] * (logs[i] - r->log_dims[i]) * (logs[i] - r->log_dims[i]);
         // Strictly nearer only: of equally near rows the first, the smallest shape.
         if (best == nullptr || d < best_d) best = &*r, best_d = d;
     }

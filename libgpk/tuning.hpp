@@ -1,15 +1,16 @@
 // "auto" by measurement: tuning tables.
 //
-// "auto" runs, for each call, the rung that measured fastest for calls like it on a GPU
-// of the context's kind. What was measured is a table, a text file that gpk-bench
-// writes (`gpk-bench --tune FILE`) on the GPU at hand:
+// "auto" runs, for each call, the rung measured fastest for calls like it on a GPU of
+// the context's kind (for gemm, the vendor's where it measured within 3 % of that).
+// What was measured is a table, a text file that gpk-bench writes (`gpk-bench --tune
+// FILE`) on the GPU at hand:
 //
 //   gpk-tuning	1                        format and its version: the first line
 //   device	NVIDIA H200                  the device kind: cudaDeviceProp's name,
 //   compute_capability	9.0              major.minor and multiProcessorCount, which
 //   sm_count	132                          a context's GPU must match
-//   driver	13000                        informative: cudaDriverGetVersion,
-//   runtime	13000                        cudaRuntimeGetVersion, the libgpk
+//   driver	13.0                         informative: cudaDriverGetVersion,
+//   runtime	13.0                         cudaRuntimeGetVersion, the libgpk
 //   libgpk	0.1.0                        version, the date, how the grid was
 //   date	2026-12-01                   timed; read and kept, never compared
 //   timing	...
@@ -18,10 +19,12 @@
 //
 // Fields are separated by one tab; `#` starts a comment line; blank lines are skipped.
 // A row is a measured point of one op: its class (dtype, math mode, layout class,
-// alignment class) and its shape, then the rungs that ran there, fastest first, the
-// vendor's included, each with its median time in microseconds (informative; a rung
-// may be named alone). Rungs that could not take the call, or were dropped from the
-// timing as hopeless (over 4x the best), are not listed.
+// alignment class) and its shape, then the rungs that ran there in the order "auto"
+// prefers them, the vendor's included, each with its median time in microseconds
+// (informative; a rung may be named alone). gpk-bench orders them fastest first, save
+// that for gemm it puts the vendor's first where it is within 3 % of the fastest
+// (apps/bench/tune.cpp says why). Rungs that could not take the call, or were dropped
+// from the timing as hopeless (over 4x the best), are not listed.
 //
 //   op      gemm, gemm_batched, reduce, transpose, pi
 //   dtype   f32 f64 f16 bf16 (gemm, gemm_batched); also i32 i64 (reduce, transpose);
@@ -37,7 +40,8 @@
 //
 // Lookup, for a call: its key (op, dtype, math, layout, align, shape); among the rows of
 // the same op and class, the nearest in log-shape space (the sum over the dimensions
-// of the squared difference of log2), ties going to the smaller shape (rows are
+// of the squared difference of log2, a batch's count weighing a quarter: a factor of 4
+// in it is as far as a factor of 2 in m, n or k), ties going to the smaller shape (rows are
 // sorted by shape at load, so the order of a file's lines does not matter); then the
 // first rung of that row's list that takes the call (its dtypes and its `takes`
 // function: alignment, the GPU) and that "auto" may run (rungs.def's GPK_AUTO_NEVER).

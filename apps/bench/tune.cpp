@@ -10,7 +10,8 @@
 //                 1024^2 x 8192 (long k), 16 x 8192 x 8192 and 8192 x 16 x 8192
 //                 (skinny), 64 x 64 x 2^20 (a Gram product)
 //   gemm_batched  the same classes, n^3 products for n = 4 .. 512 (powers of two) and
-//                 32^2 x 256, 256^2 x 32, as many as fill 64 MiB per operand
+//                 32^2 x 256, 256^2 x 32, as many as fill 2 MiB per operand and as many
+//                 as fill 256 MiB
 //   reduce        f32 f64 i32 i64 f16 bf16 x a16, u; 2^10 .. 2^28 (by 4x up to 2^18,
 //                 then 2x) and 3,000,017 elements, up to 1 GiB
 //   transpose     the same dtypes x a16, u; 256^2, 1024^2, 4096^2, 8192^2,
@@ -23,12 +24,17 @@
 // device arrays filled with non-zero data (beta 0), each call timed with CUDA events
 // after a 256 MiB L2 flush and a one-block kernel. A rung is warmed up by one call
 // (one that refuses the call is left out of the row), then timed once; those over 4x
-// the best of these probes are dropped at the point. The rest are timed in turns,
-// each turn in a random order (at least 5 calls each, more where calls are short, up
-// to 1 ms of them, at most 50), each timed call after an untimed one where calls are
-// short; the row lists them by median, fastest first. A rung over 4x the best at a
-// point where the best takes 200 us or more (past launch overheads) is dropped for the
-// larger points of its class: points are taken in order of size within a class.
+// the best of these probes, and 200 us or longer, are dropped at the point. The rest
+// are timed in turns, each turn in a random order (at least 5 calls each, more where
+// calls are short, up to 1 ms of them, at most 50), each timed call after an untimed
+// one where calls are short; the row lists them by median, fastest first -- save that
+// for gemm and
+// gemm_batched the vendor's rung goes first where it is within 3 % of the fastest:
+// the vendor's kernels hold their speed at the shapes between the grid's points, where
+// a rung of ours that led by less can fall behind by far (a last wave of its tiles
+// left nearly empty). A rung over 4x the best at a point where the best takes 200 us or more
+// (past launch overheads) is not timed at the points of its class at least as large in
+// every dimension: points are taken in order of size within a class.
 // The tuner times; correctness is the conformance suite's (tests/).
 #include "tune.hpp"
 #include "ceilings.hpp"
@@ -54,9 +60,10 @@ using Clock = std::chrono::steady_clock;
 
 constexpr size_t kMiB = size_t(1) << 20;
 constexpr size_t kBufferBytes = (size_t(1) << 30) + 64 * 1024;  // each of A, B, C: 1 GiB and a little
-constexpr size_t kBatchedOperand = 64 * kMiB;      // per operand of a batched point
+const std::vector<size_t> kBatchedOperands = {2 * kMiB, 256 * kMiB};  // per operand, batched
 constexpr double kHopeless = 4.0;                  // times the best: dropped
-constexpr double kPastOverheadUs = 200;            // best this long: drop for the class
+constexpr double kPastOverheadUs = 200;            // best this long: drop for larger points
+constexpr double kVendorWithin = 1.03;             // gemm: the vendor first within 3 %
 
 const char *const kOps[] = {"gemm", "reduce", "transpose", "pi", "gemm_batched"};
 
@@ -168,8 +175,12 @@ void add_gemm_like(std::vector<Point> &grid, int op, bool quick) {
                     p.d[0] = s[0], p.d[1] = s[1], p.d[2] = s[2];
                     if (op == GPK_OP_GEMM_BATCHED) {
                         const int64_t biggest = std::max({s[0] * s[2], s[2] * s[1], s[0] * s[1]});
-                        const int64_t per = quick ? 4096 : static_cast<int64_t>(kBatchedOperand / elem(p.dtype));
-                        p.d[3] = std::max<int64_t>(1, per / biggest);
+                        // Few products and many: the rungs' order depends on how full the GPU is.
+                        for (size_t bytes : quick ? std::vector<size_t>{4096} : kBatchedOperands) {
+                            p.d[3] = std::max<int64_t>(1, static_cast<int64_t>(bytes / elem(p.dtype)) / biggest);
+                            grid.push_back(p);
+                        }
+                        continue;
                     }
                     grid.push_back(p);
                 }
@@ -221,6 +232,13 @@ std::vector<Point> make_grid(const std::vector<int> &ops, bool quick) {
         return ka != kb ? ka < kb : a.size() < b.size();
     });
     return grid;
+}
+
+// Whether q is at least as large as p in every dimension.
+bool covers(const Point &q, const Point &p) {
+    for (int i = 0; i < 4; ++i)
+        if (q.d[i] < p.d[i]) return false;
+    return true;
 }
 
 // ---- arrays and calls -------------------------------------------------------------
@@ -371,15 +389,16 @@ struct Timed {
     double us;
 };
 
-// The rungs of `names` (ladder indices in `rungs`) at point p, fastest first; those
-// hopeless past launch overheads are added to *drop.
+// The rungs of `names` (ladder indices) at point p but those in `skip`, fastest first
+// (the vendor's first within kVendorWithin for gemm); those hopeless past launch
+// overheads go to *hopeless.
 std::vector<Timed> measure(Env &env, Stopwatch &watch, const Arrays &m, const Point &p,
-                           const std::vector<std::string> &names, std::set<int> *drop, std::mt19937 &draw,
-                           std::vector<std::string> *problems) {
+                           const std::vector<std::string> &names, const std::set<int> &skip, std::set<int> *hopeless,
+                           std::mt19937 &draw, std::vector<std::string> *problems) {
     gpk_context *ctx = env.ctx;
     std::vector<Timed> probes;
     for (int r = 0; r < static_cast<int>(names.size()); ++r) {
-        if (drop->count(r)) continue;
+        if (skip.count(r)) continue;
         gpk_status st = gpk_set_variant(ctx, p.op, names[r].c_str());
         if (st == GPK_SUCCESS) st = call(ctx, m, p);  // warm-up: modules, handles, workspace
         if (st == GPK_SUCCESS) st = gpk_synchronize(ctx);
@@ -397,10 +416,12 @@ std::vector<Timed> measure(Env &env, Stopwatch &watch, const Arrays &m, const Po
     const double best_probe = std::min_element(probes.begin(), probes.end(), [](const Timed &a, const Timed &b) {
                                   return a.us < b.us;
                               })->us;
+    // One probe decides only for slow calls, which the turns would spend most on: a
+    // short call's single time can be an outlier, and timing it costs little.
     std::vector<Timed> alive;
     for (const Timed &t : probes) {
-        if (t.us <= kHopeless * best_probe) alive.push_back(t);
-        else if (best_probe >= kPastOverheadUs) drop->insert(t.rung);
+        if (t.us <= kHopeless * best_probe || t.us < kPastOverheadUs) alive.push_back(t);
+        else if (best_probe >= kPastOverheadUs) hopeless->insert(t.rung);
     }
     // Turns: at least 5 calls each; short calls up to 1 ms of them, at most 50.
     const int turns = std::clamp(static_cast<int>(std::ceil(1000.0 / std::max(best_probe, 1.0))), 5, 50);
@@ -424,7 +445,12 @@ std::vector<Timed> measure(Env &env, Stopwatch &watch, const Arrays &m, const Po
     std::stable_sort(rows.begin(), rows.end(), [](const Timed &a, const Timed &b) { return a.us < b.us; });
     if (!rows.empty() && rows.front().us >= kPastOverheadUs)
         for (const Timed &t : rows)
-            if (t.us > kHopeless * rows.front().us) drop->insert(t.rung);
+            if (t.us > kHopeless * rows.front().us) hopeless->insert(t.rung);
+    // Index 0 is the vendor's rung on the CUDA backend.
+    const auto vendor = std::find_if(rows.begin(), rows.end(), [](const Timed &t) { return t.rung == 0; });
+    if ((p.op == GPK_OP_GEMM || p.op == GPK_OP_GEMM_BATCHED) && vendor != rows.end() &&
+        vendor->us <= kVendorWithin * rows.front().us)
+        std::rotate(rows.begin(), vendor, vendor + 1);
     return rows;
 }
 
@@ -471,7 +497,8 @@ int run_tune(Env &env, const TuneOptions &opt) {
     out << "libgpk\t" << gpk_app::library_version() << "\n";
     out << "date\t" << info.date << "\n";
     out << "timing\t" << (env.cuda ? "cuda events after a 256 MiB L2 flush" : "steady clock")
-        << "; rungs in turns, a random order each; median of 5 to 50 calls; over 4x the best dropped\n";
+        << "; rungs in turns, a random order each; median of 5 to 50 calls; over 4x the best dropped; "
+           "gemm: the vendor first within 3% of the fastest\n";
     out << "grid\tgpk-bench --tune" << (quick ? " (quick)" : "") << ", apps/bench/tune.cpp\n";
     out << "# op\tdtype\tmath\tlayout\talign\tshape\trungs, fastest first, with their median microseconds\n";
     if (!out) {
@@ -479,7 +506,8 @@ int run_tune(Env &env, const TuneOptions &opt) {
         return 1;
     }
     std::vector<std::string> lines, problems;
-    std::map<std::string, std::set<int>> dropped;  // by class
+    // By class: the points where rungs were hopeless past launch overheads, and those rungs.
+    std::map<std::string, std::vector<std::pair<Point, std::set<int>>>> hopeless_at;
     std::map<int, double> op_seconds;
     std::map<int, std::vector<std::string>> names;
     const bool tty = isatty(STDOUT_FILENO);
@@ -493,7 +521,11 @@ int run_tune(Env &env, const TuneOptions &opt) {
         }
         arrays.fill(p.dtype < 0 ? GPK_F32 : p.dtype);
         gpk_set_math_mode(env.ctx, p.math);
-        const std::vector<Timed> rows = measure(env, watch, arrays, p, names[p.op], &dropped[p.klass()], draw, &problems);
+        std::set<int> skip, hopeless;
+        for (const auto &[at, rungs] : hopeless_at[p.klass()])
+            if (covers(p, at)) skip.insert(rungs.begin(), rungs.end());
+        const std::vector<Timed> rows = measure(env, watch, arrays, p, names[p.op], skip, &hopeless, draw, &problems);
+        if (!hopeless.empty()) hopeless_at[p.klass()].emplace_back(p, hopeless);
         std::string line = p.klass() + "\t" + p.shape() + "\t";
         for (size_t i = 0; i < rows.size(); ++i) {
             char t[32];
