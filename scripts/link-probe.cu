@@ -31,7 +31,7 @@ __global__ void smcopy(const float4 *src, size_t sp, float4 *dst, size_t dp, siz
 const size_t N = 16384, es = 4;
 char *hA, *hB;
 
-float time_it(cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1) { float ms; CK(cudaEventSynchronize(e1)); CK(cudaEventElapsedTime(&ms, e0, e1)); return ms; }
+float time_it(cudaStream_t /*stream: the events say when*/, cudaEvent_t e0, cudaEvent_t e1) { float ms; CK(cudaEventSynchronize(e1)); CK(cudaEventElapsedTime(&ms, e0, e1)); return ms; }
 
 int main() {
     CK(cudaHostAlloc((void **)&hA, N * N * es, cudaHostAllocMapped | cudaHostAllocPortable));
