@@ -469,10 +469,10 @@ int main(int argc, char **argv) {
                             run(suite, g, variants, rotation++);
                         }
     }
-    // Aligned 16-bit calls whose tiles fill wgmma_ws's waves: "auto" hands them to
-    // wgmma_ws on sm_90 (gemm_wgmma_ws_leads), where the calls above stay with cuBLAS or
-    // are unaligned. NaN in C with beta == 0 (the TMA-store epilogue), and C with a
-    // leading dimension above its minimum and beta != 0 (the vector epilogue).
+    // Aligned 16-bit calls whose tiles fill wgmma_ws's waves, where its tuning table can
+    // give them to wgmma_ws under "auto" too. NaN in C with beta == 0 (the TMA-store
+    // epilogue), and C with a leading dimension above its minimum and beta != 0 (the
+    // vector epilogue).
     for (int dtype : {GPK_F16, GPK_BF16})
         for (int tb : kTrans) {
             Config g{dtype, false, GPK_COL_MAJOR, GPK_NO_TRANS, tb, 1024, 1024, 256, 0, 0, tb == GPK_TRANS ? 8 : 0,
