@@ -23,8 +23,14 @@ bool is_gemm(int op) { return op == GPK_OP_GEMM || op == GPK_OP_GEMM_BATCHED; }
 // Whether p and a leading dimension or stride of `ld` elements of `es` bytes keep
 // whole 16-byte vectors.
 bool vectors(const void *p, int64_t ld, size_t es) {
-    return reinterpret_cast<uintptr_t>(p) % 16 == 0 && (ld * static_cast<int64_t>(es)) % 16 == 0;
+    // In unsigned arithmetic: a product past 2^64 wraps (its low bits, which decide,
+    // stay right) where a signed one would be undefined.
+    return reinterpret_cast<uintptr_t>(p) % 16 == 0 && (static_cast<uint64_t>(ld) * es) % 16 == 0;
 }
+
+// A dimension as the table measures it: a count from 1 (k == 0, a gemm that only scales
+// C, is nearest the smallest k).
+int64_t dim(int64_t v) { return v > 0 ? v : 1; }
 
 int math_of(int op, int dtype, int math_mode) {
     return is_gemm(op) && dtype == GPK_F32 && math_mode == GPK_MATH_TF32 ? GPK_MATH_TF32 : GPK_MATH_DEFAULT;
@@ -195,7 +201,7 @@ Key key_of(const GemmArgs &a, int math_mode) {
     const bool ab = a.k == 0 || (vectors(a.A, a.lda, es) && vectors(a.B, a.ldb, es));
     k.align = ab && vectors(a.C, a.ldc, es) ? kAligned : kUnaligned;
     k.ndims = 3;
-    k.dims[0] = a.m, k.dims[1] = a.n, k.dims[2] = a.k;
+    k.dims[0] = dim(a.m), k.dims[1] = dim(a.n), k.dims[2] = dim(a.k);
     return k;
 }
 
@@ -213,7 +219,8 @@ Key key_of(const GemmBatchedCall &c, int math_mode) {
     const bool cc = vectors(c.C, c.ldc, es) && (c.batch_count == 1 || vectors(nullptr, c.stride_c, es));
     k.align = (c.k == 0 || (a && b)) && cc ? kAligned : kUnaligned;
     k.ndims = 4;
-    k.dims[0] = row ? c.n : c.m, k.dims[1] = row ? c.m : c.n, k.dims[2] = c.k, k.dims[3] = c.batch_count;
+    k.dims[0] = dim(row ? c.n : c.m), k.dims[1] = dim(row ? c.m : c.n), k.dims[2] = dim(c.k);
+    k.dims[3] = dim(c.batch_count);
     return k;
 }
 
@@ -223,7 +230,7 @@ Key key_of(const ReduceArgs &a) {
     k.dtype = a.dtype;
     k.align = vectors(a.x, 0, 1) ? kAligned : kUnaligned;
     k.ndims = 1;
-    k.dims[0] = a.n > 0 ? a.n : 1;  // an empty SUM: the smallest shape
+    k.dims[0] = dim(a.n);  // an empty SUM: the smallest shape
     return k;
 }
 
@@ -233,7 +240,7 @@ Key key_of(const TransposeArgs &a) {
     k.dtype = a.dtype;
     k.align = vectors(a.A, a.lda, a.elem_size) && vectors(a.B, a.ldb, a.elem_size) ? kAligned : kUnaligned;
     k.ndims = 2;
-    k.dims[0] = a.rows, k.dims[1] = a.cols;
+    k.dims[0] = dim(a.rows), k.dims[1] = dim(a.cols);
     return k;
 }
 

@@ -222,6 +222,13 @@ void keys(Suite &suite) {
     if (tn::key_of(g, GPK_MATH_DEFAULT).align != tn::kUnaligned) c.fail("A off 16 bytes is aligned");
     g.dtype = GPK_F64, g.A = buf;
     if (tn::key_of(g, GPK_MATH_TF32).math != GPK_MATH_DEFAULT) c.fail("tf32 applies to f64");
+    // k == 0 (C = beta C) is nearest the smallest k, not at log2(0).
+    g.k = 0;
+    if (tn::key_of(g, GPK_MATH_DEFAULT).dims[2] != 1) c.fail("k == 0 keyed as %lld", (long long)tn::key_of(g, 0).dims[2]);
+    // A leading dimension whose size in bytes passes 2^63 still has its low bits.
+    g.k = 300, g.lda = (int64_t{1} << 62) + 2;
+    if (tn::key_of(g, GPK_MATH_DEFAULT).align != tn::kAligned) c.fail("lda 2^62 + 2 (F64) is not aligned");
+    g.lda = 104;
     // A row-major batched call is its column-major transpose: m and n and the
     // transposes swap.
     gpk::GemmBatchedCall b{GPK_F32, GPK_ROW_MAJOR, GPK_TRANS, GPK_NO_TRANS, 10, 20, 30, 1.0, buf, 16, 512,
