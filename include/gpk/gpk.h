@@ -69,6 +69,10 @@ enum { GPK_BACKEND_AUTO = 0, GPK_BACKEND_CUDA = 1, GPK_BACKEND_HOST = 2 };
  * compiler's _Float16 / __half / __nv_bfloat16). */
 enum { GPK_F32 = 0, GPK_F64 = 1, GPK_I32 = 2, GPK_I64 = 3 };
 enum { GPK_F16 = 4, GPK_BF16 = 5 };
+/* OCP FP8, 1-byte elements (arrays of uint8_t): inputs of gpk_gemm_ex and
+ * gpk_gemm_blockscaled only. E4M3: bias 7, no infinities, NaN S.1111.111,
+ * largest finite 448. E5M2: bias 15, with infinities and NaNs. */
+enum { GPK_F8E4M3 = 6, GPK_F8E5M2 = 7 };
 /* Matrix layouts (CBLAS values). */
 enum { GPK_ROW_MAJOR = 101, GPK_COL_MAJOR = 102 };
 /* Transposition (CBLAS values). */
@@ -483,6 +487,52 @@ GPK_API gpk_status gpk_gemm_strided_batched(gpk_context *ctx, int dtype, int lay
                                             int64_t stride_b, double beta, void *C,
                                             int64_t ldc, int64_t stride_c,
                                             int64_t batch_count);
+
+/*! gpk_gemm_ex() :
+ *  gpk_gemm with a dtype per operand: a_dtype for A, b_dtype for B, c_dtype
+ *  for C. Allowed combinations:
+ *   - all three equal: exactly gpk_gemm(ctx, c_dtype, ...);
+ *   - A and B both GPK_F16 or both GPK_BF16, C GPK_F32;
+ *   - A and B each GPK_F8E4M3 or GPK_F8E5M2 (any mix), C GPK_F32, GPK_F16 or
+ *     GPK_BF16.
+ *  Inputs are read as they are; NaN propagates. Products are exact in F32 and
+ *  accumulated in F32, where a hardware partial sum of at most 128 consecutive
+ *  products along k may be kept at reduced precision before it is added to the
+ *  F32 accumulator. Bound: |C - exact| <= 2^-9 * sum_k |alpha*a*b| +
+ *  |beta*c| * 2^-24, plus one rounding of C to its dtype. alpha and beta are
+ *  applied in F32 (a per-tensor FP8 scale goes into alpha). Layouts,
+ *  transposes, leading dimensions (no alignment required), host or device
+ *  pointers, k == 0 and beta == 0 (C not read) behave as for gpk_gemm. The
+ *  ladder is GPK_OP_GEMM: a rung refuses by name what it cannot take.
+ *  @return : as gpk_gemm; GPK_ERROR_INVALID_ARGUMENT also for a dtype
+ *            combination outside the list above (the message names c_dtype or
+ *            the operand, and the rule). */
+GPK_API gpk_status gpk_gemm_ex(gpk_context *ctx, int layout, int transa, int transb,
+                               int64_t m, int64_t n, int64_t k, double alpha,
+                               int a_dtype, const void *A, int64_t lda,
+                               int b_dtype, const void *B, int64_t ldb,
+                               double beta, int c_dtype, void *C, int64_t ldc);
+
+/*! gpk_gemm_blockscaled() :
+ *  FP8 A and B (GPK_F8E4M3 / GPK_F8E5M2, any mix) with fine-grained scales;
+ *  C GPK_F32, GPK_F16 or GPK_BF16. With kb = ceil(k / 128) and
+ *  nb = ceil(n / 128): scale_a holds m * kb floats, the scale of op(A)'s row i
+ *  over k in [128q, 128q + 128) at scale_a[q * m + i]; scale_b holds nb * kb
+ *  floats, the scale of op(B)'s block of rows [128q, 128q + 128) and columns
+ *  [128j, 128j + 128) at scale_b[q * nb + j].
+ *    C[i][j] = alpha * sum_q scale_a[i,q] * scale_b[j/128,q] *
+ *              sum_{p in q} A[i][p] * B[p][j] + beta * C[i][j],
+ *  with gpk_gemm_ex's bound. The scale arrays live where A and B do (host or
+ *  device memory); non-finite scales propagate. Everything else as gpk_gemm_ex.
+ *  @return : as gpk_gemm_ex; GPK_ERROR_INVALID_ARGUMENT also for a NULL
+ *            scale_a or scale_b when it is read (the message names it). */
+GPK_API gpk_status gpk_gemm_blockscaled(gpk_context *ctx, int layout, int transa, int transb,
+                                        int64_t m, int64_t n, int64_t k, double alpha,
+                                        int a_dtype, const void *A, int64_t lda,
+                                        const float *scale_a,
+                                        int b_dtype, const void *B, int64_t ldb,
+                                        const float *scale_b,
+                                        double beta, int c_dtype, void *C, int64_t ldc);
 
 /*! gpk_reduce() :
  *  Reduces the n elements of x with `op` (GPK_SUM, GPK_MIN, GPK_MAX) and writes
