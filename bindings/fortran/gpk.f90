@@ -81,6 +81,9 @@ module gpk
   integer(c_int), parameter :: GPK_I64 = 3
   integer(c_int), parameter :: GPK_F16 = 4
   integer(c_int), parameter :: GPK_BF16 = 5
+  ! OCP FP8, 1-byte elements: inputs of gpk_gemm_ex and gpk_gemm_blockscaled only.
+  integer(c_int), parameter :: GPK_F8E4M3 = 6
+  integer(c_int), parameter :: GPK_F8E5M2 = 7
 
   integer(c_int), parameter :: GPK_MATH_DEFAULT = 0
   integer(c_int), parameter :: GPK_MATH_TF32 = 1

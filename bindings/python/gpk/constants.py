@@ -45,6 +45,9 @@ I32 = 2
 I64 = 3
 F16 = 4
 BF16 = 5
+# OCP FP8 (1-byte elements): the inputs of gemm_ex and gemm_blockscaled only.
+F8E4M3 = 6
+F8E5M2 = 7
 
 ROW_MAJOR = 101
 COL_MAJOR = 102
