@@ -16,6 +16,10 @@ namespace gpk {
 namespace {
 
 gpk_status check_dtype(gpk_context *ctx, int dtype) {
+    GPK_RETURN_ERROR_IF(is_fp8(dtype), ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "dtype (%s) is an operand dtype of gpk_gemm_ex and gpk_gemm_blockscaled only: use GPK_F32 (0), "
+                        "GPK_F64 (1), GPK_I32 (2), GPK_I64 (3), GPK_F16 (4) or GPK_BF16 (5)",
+                        dtype_name(dtype));
     GPK_RETURN_ERROR_IF(dtype_size(dtype) == 0, ctx, GPK_ERROR_INVALID_ARGUMENT,
                         "dtype (%d) must be GPK_F32 (0), GPK_F64 (1), GPK_I32 (2), GPK_I64 (3), GPK_F16 (4) or "
                         "GPK_BF16 (5)",

@@ -15,6 +15,8 @@ constexpr unsigned kFloatTypes = dtype_bit(GPK_F32) | dtype_bit(GPK_F64);
 constexpr unsigned k16BitTypes = dtype_bit(GPK_F16) | dtype_bit(GPK_BF16);
 constexpr unsigned kWordTypes = kFloatTypes | dtype_bit(GPK_I32) | dtype_bit(GPK_I64);  // 4- and 8-byte
 constexpr unsigned kAllTypes = kWordTypes | k16BitTypes;
+// gpk_gemm_ex's classes (ops.hpp), for gemm's ladders.
+constexpr unsigned kGemmExClasses = dtype_bit(kGemmFp8) | dtype_bit(kGemmFp8Blockscaled) | dtype_bit(kGemmHalfF32);
 
 // Whether a rung takes a call beyond its dtypes (alignment, the GPU): *why_not is
 // null when it does, else the reason. Null for rungs that take every call.

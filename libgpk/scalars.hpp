@@ -11,9 +11,11 @@
 namespace gpk {
 
 // `value` rounded to the type it is applied in and widened back: F32 for F32 and for
-// F16 and BF16 (whose alpha and beta the contract applies in F32), exact for F64.
+// F16 and BF16 and gpk_gemm_ex's classes (whose alpha and beta the contract applies in
+// F32), exact for F64.
 inline double in_dtype(int dtype, double value) {
-    return dtype == GPK_F32 || is_16bit(dtype) ? static_cast<double>(static_cast<float>(value)) : value;
+    return dtype == GPK_F32 || is_16bit(dtype) || is_gemm_ex_class(dtype) ? static_cast<double>(static_cast<float>(value))
+                                                                          : value;
 }
 
 // Whether alpha * op(A) * op(B) contributes: k > 0 and alpha is not 0 in the dtype.

@@ -65,7 +65,8 @@ int word_index(const std::string &w, const char *const *words, int count) {
 }
 
 int dtype_of(const std::string &w) {
-    for (int d : {int{GPK_F32}, int{GPK_F64}, int{GPK_I32}, int{GPK_I64}, int{GPK_F16}, int{GPK_BF16}})
+    for (int d : {int{GPK_F32}, int{GPK_F64}, int{GPK_I32}, int{GPK_I64}, int{GPK_F16}, int{GPK_BF16}, int{kGemmFp8},
+                  int{kGemmFp8Blockscaled}, int{kGemmHalfF32}})
         if (w == dtype_word(d)) return d;
     return w == "-" ? -1 : -2;
 }
@@ -96,8 +97,9 @@ std::string parse_row(const std::vector<std::string> &f, RungIndex rung, void *u
     k.dtype = dtype_of(f[1]);
     const bool words = k.op == GPK_OP_REDUCE || k.op == GPK_OP_TRANSPOSE;
     const bool dtype_ok = k.op == GPK_OP_PI ? k.dtype == -1
-                          : is_gemm(k.op)   ? (k.dtype == GPK_F32 || k.dtype == GPK_F64 || is_16bit(k.dtype))
-                                            : (words && k.dtype >= 0);
+                          : is_gemm(k.op)   ? (k.dtype == GPK_F32 || k.dtype == GPK_F64 || is_16bit(k.dtype) ||
+                                             (k.op == GPK_OP_GEMM && is_gemm_ex_class(k.dtype)))
+                                            : (words && k.dtype >= 0 && !is_gemm_ex_class(k.dtype));
     if (!dtype_ok) return "dtype '" + f[1] + "' is not one of " + f[0] + "'s";
     if (f[2] == "tf32") {
         if (!is_gemm(k.op) || k.dtype != GPK_F32) return "math 'tf32' is for f32 gemm and gemm_batched only";
@@ -176,6 +178,10 @@ const char *dtype_word(int dtype) {
         case GPK_I64: return "i64";
         case GPK_F16: return "f16";
         case GPK_BF16: return "bf16";
+        // gpk_gemm_ex's classes (ops.hpp): FP8 per-tensor, block-scaled, 16-bit to F32.
+        case kGemmFp8: return "fp8";
+        case kGemmFp8Blockscaled: return "fp8_block";
+        case kGemmHalfF32: return "half_f32";
         default: return "-";
     }
 }
@@ -196,10 +202,10 @@ Key key_of(const GemmArgs &a, int math_mode) {
     k.dtype = a.dtype;
     k.math = math_of(k.op, a.dtype, math_mode);
     k.layout = 2 * a.transa + a.transb;
-    const size_t es = dtype_size(a.dtype);
-    // With k == 0 A and B are not read: C alone decides.
-    const bool ab = a.k == 0 || (vectors(a.A, a.lda, es) && vectors(a.B, a.ldb, es));
-    k.align = ab && vectors(a.C, a.ldc, es) ? kAligned : kUnaligned;
+    // Each operand in its own element size (gpk_gemm_ex's differ). With k == 0 A and B
+    // are not read: C alone decides.
+    const bool ab = a.k == 0 || (vectors(a.A, a.lda, a_size(a)) && vectors(a.B, a.ldb, b_size(a)));
+    k.align = ab && vectors(a.C, a.ldc, c_size(a)) ? kAligned : kUnaligned;
     k.ndims = 3;
     k.dims[0] = dim(a.m), k.dims[1] = dim(a.n), k.dims[2] = dim(a.k);
     return k;

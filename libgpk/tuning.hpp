@@ -28,6 +28,7 @@
 //
 //   op      gemm, gemm_batched, reduce, transpose, pi
 //   dtype   f32 f64 f16 bf16 (gemm, gemm_batched); also i32 i64 (reduce, transpose);
+//           fp8, fp8_block, half_f32 for gemm's gpk_gemm_ex classes (ops.hpp);
 //           - (pi)
 //   math    tf32 for F32 gemm and gemm_batched in GPK_MATH_TF32, default otherwise
 //   layout  gemm and gemm_batched: nn nt tn tt, op(A) then op(B) of the call in

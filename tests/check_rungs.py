@@ -17,7 +17,7 @@ OPS = ["gemm", "reduce", "transpose", "pi", "gemm_batched"]
 # Ladders whose rung files depend on nothing of the library (a standalone harness
 # builds them): their launchers, and _takes, are defined in the folder's launch.cu.
 LAUNCH_FILES = {"gemm_batched": "launch.cu"}
-DTYPES = {"float", "floats", "words", "all", "half", "f32_half", "f32", "f64"}
+DTYPES = {"float", "floats", "words", "all", "half", "f32_half", "f32", "f64", "fp8", "floats_ex", "float_ex"}
 TAKES = {"any", "checked"}
 RUNG = re.compile(r"^GPK_RUNG\((.*)\)\s*$")
 ROLE = re.compile(r"^GPK_(VENDOR|REFERENCE|AUTO|AUTO_NEVER)\(\s*(\w+)\s*\)\s*$")

@@ -12,7 +12,13 @@
 //       00, contiguous), `name` the one gpk_set_variant takes, `launcher` the
 //       function the file defines. dtypes: float (F32, F64), floats (F32, F64, F16,
 //       BF16), words (the 4- and 8-byte dtypes), all (words, F16, BF16), half (F16,
-//       BF16), f32_half (F32, F16, BF16), f32 or f64. takes:
+//       BF16), f32_half (F32, F16, BF16), f32 or f64; for gpk_gemm_ex's classes
+//       (ops.hpp: kGemmFp8, kGemmFp8Blockscaled, kGemmHalfF32): fp8 (both FP8
+//       classes), floats_ex (floats, kGemmFp8, kGemmHalfF32), float_ex (float and all
+//       three classes). A rung whose column lists no class never receives such a call;
+//       one that lists a class is handed the call as ops.hpp's GemmArgs describes
+//       (per-operand dtypes, block scales) and refuses by name, through its takes
+//       function, what it cannot compute. takes:
 //       `any` when the rung runs every call of its dtypes, `checked` when it can
 //       refuse one (alignment, the GPU): the file then also defines
 //       `<launcher>_takes`, which says whether it takes a call and why not, and the
@@ -41,6 +47,9 @@
 #define GPK_DTYPES_f64 (1u << GPK_F64)
 #define GPK_DTYPES_half ((1u << GPK_F16) | (1u << GPK_BF16))
 #define GPK_DTYPES_f32_half (GPK_DTYPES_f32 | GPK_DTYPES_half)
+#define GPK_DTYPES_fp8 ((1u << gpk::kGemmFp8) | (1u << gpk::kGemmFp8Blockscaled))
+#define GPK_DTYPES_floats_ex (GPK_DTYPES_floats | (1u << gpk::kGemmFp8) | (1u << gpk::kGemmHalfF32))
+#define GPK_DTYPES_float_ex (GPK_DTYPES_float | GPK_DTYPES_fp8 | (1u << gpk::kGemmHalfF32))
 
 namespace gpk::cuda {
 

@@ -12,6 +12,14 @@
 // lets cuBLAS round A and B to TF32 for the tensor cores; that compute type is chosen
 // per call, and never through the handle's math mode, so no other call can inherit it.
 //
+// gpk_gemm_ex's calls (ops.hpp's classes): F16/BF16 A and B with F32 C through
+// cublasGemmEx_64 (any layout, compute type CUBLAS_COMPUTE_32F); FP8 through cuBLASLt,
+// which takes only what its FP8 kernels do: the TN form (op(A) and op(B) both
+// k-contiguous: transa and not transb after normalisation), every pointer and leading
+// dimension a multiple of 16 bytes, k a multiple of 16, not both operands E5M2, and a
+// per-tensor scale (in alpha). Block scales and everything else are refused by name
+// (gemm_cublas_takes), and "auto" runs another rung.
+//
 // When the product vanishes (k == 0, or alpha == 0 in the dtype) BLAS defines
 // C = beta * C without reading A or B; that case runs a small kernel of ours instead,
 // so that it does not depend on how cuBLAS treats an empty inner dimension, and
@@ -21,6 +29,8 @@
 #include "../resources.hpp"
 
 #include "../../common/half.hpp"
+
+#include <cublasLt.h>
 
 #include <type_traits>
 
@@ -129,9 +139,129 @@ gpk_status gemm(gpk_context &ctx, const GemmArgs &args) {
     return GPK_SUCCESS;
 }
 
+// ---- gpk_gemm_ex ------------------------------------------------------------------
+
+cudaDataType_t cuda_type(int dtype) {
+    switch (dtype) {
+        case GPK_F8E4M3: return CUDA_R_8F_E4M3;
+        case GPK_F8E5M2: return CUDA_R_8F_E5M2;
+        case GPK_F16: return CUDA_R_16F;
+        case GPK_BF16: return CUDA_R_16BF;
+        default: return CUDA_R_32F;
+    }
+}
+
+bool aligned16(const void *p, int64_t ld, size_t es) {
+    return reinterpret_cast<uintptr_t>(p) % 16 == 0 && (static_cast<uint64_t>(ld) * es) % 16 == 0;
+}
+
+// The product-free case of a gpk_gemm_ex call: C = beta C in C's dtype, beta in F32.
+gpk_status scale_ex(gpk_context &ctx, const GemmArgs &args) {
+    GemmArgs c = args;
+    c.dtype = c_dtype_of(args);
+    if (is_16bit(c.dtype)) return scale16(ctx, c);
+    return scale(ctx, c, static_cast<float>(args.beta));
+}
+
+// Frees cuBLASLt's descriptors and handle on every path out of fp8_lt.
+struct LtObjects {
+    cublasLtHandle_t handle = nullptr;
+    cublasLtMatmulDesc_t op = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+    cublasLtMatmulPreference_t pref = nullptr;
+    ~LtObjects() {
+        if (pref) cublasLtMatmulPreferenceDestroy(pref);
+        if (c) cublasLtMatrixLayoutDestroy(c);
+        if (b) cublasLtMatrixLayoutDestroy(b);
+        if (a) cublasLtMatrixLayoutDestroy(a);
+        if (op) cublasLtMatmulDescDestroy(op);
+        if (handle) cublasLtDestroy(handle);
+    }
+};
+
+// cuBLASLt's scratch: what its FP8 kernels may use, taken from the context's buffer.
+constexpr size_t kLtWorkspace = size_t{32} << 20;
+
+// D = C = alpha op(A) op(B) + beta C on cuBLASLt's FP8 kernels (the call is TN: A
+// stored k x m, B k x n). The handle is made per call: cuBLASLt's is cheap next to an
+// FP8 product, and the context keeps only cuBLAS's.
+gpk_status fp8_lt(gpk_context &ctx, const GemmArgs &args) {
+    const float alpha = static_cast<float>(args.alpha), beta = static_cast<float>(args.beta);
+    const cudaDataType_t ta = cuda_type(a_dtype_of(args)), tb = cuda_type(b_dtype_of(args));
+    const cudaDataType_t tc = cuda_type(c_dtype_of(args));
+    void *work = nullptr;
+    GPK_FORWARD_IF_ERROR(buffer(ctx, Slot::Scratch, kLtWorkspace, &work));
+    LtObjects lt;
+    GPK_CUBLAS_TRY(ctx, cublasLtCreate(&lt.handle));
+    GPK_CUBLAS_TRY(ctx, cublasLtMatmulDescCreate(&lt.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    const cublasOperation_t opT = CUBLAS_OP_T, opN = CUBLAS_OP_N;
+    GPK_CUBLAS_TRY(ctx, cublasLtMatmulDescSetAttribute(lt.op, CUBLASLT_MATMUL_DESC_TRANSA, &opT, sizeof opT));
+    GPK_CUBLAS_TRY(ctx, cublasLtMatmulDescSetAttribute(lt.op, CUBLASLT_MATMUL_DESC_TRANSB, &opN, sizeof opN));
+    // Promotion into F32 at cuBLASLt's own interval (no fast accumulation): the
+    // contract's bound.
+    const int8_t fast = 0;
+    GPK_CUBLAS_TRY(ctx, cublasLtMatmulDescSetAttribute(lt.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+    GPK_CUBLAS_TRY(ctx, cublasLtMatrixLayoutCreate(&lt.a, ta, args.k, args.m, args.lda));
+    GPK_CUBLAS_TRY(ctx, cublasLtMatrixLayoutCreate(&lt.b, tb, args.k, args.n, args.ldb));
+    GPK_CUBLAS_TRY(ctx, cublasLtMatrixLayoutCreate(&lt.c, tc, args.m, args.n, args.ldc));
+    GPK_CUBLAS_TRY(ctx, cublasLtMatmulPreferenceCreate(&lt.pref));
+    GPK_CUBLAS_TRY(ctx, cublasLtMatmulPreferenceSetAttribute(lt.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                              &kLtWorkspace, sizeof kLtWorkspace));
+    cublasLtMatmulHeuristicResult_t found{};
+    int count = 0;
+    GPK_CUBLAS_TRY(ctx, cublasLtMatmulAlgoGetHeuristic(lt.handle, lt.op, lt.a, lt.b, lt.c, lt.c, lt.pref, 1, &found,
+                                                       &count));
+    if (count < 1)
+        return refuse(ctx, "gemm", "cublas", "cuBLASLt has no FP8 kernel for this shape, dtypes and alignment");
+    GPK_CUBLAS_TRY(ctx, cublasLtMatmul(lt.handle, lt.op, &alpha, args.A, lt.a, args.B, lt.b, &beta, args.C, lt.c,
+                                       args.C, lt.c, &found.algo, work, kLtWorkspace, stream(ctx)));
+    return GPK_SUCCESS;
+}
+
+gpk_status gemm_ex_call(gpk_context &ctx, const GemmArgs &args) {
+    const char *why_not = nullptr;
+    GPK_FORWARD_IF_ERROR(gemm_cublas_takes(ctx, args, &why_not));
+    if (why_not != nullptr) return refuse(ctx, "gemm", "cublas", why_not);
+    if (args.k == 0 || static_cast<float>(args.alpha) == 0.0f) return scale_ex(ctx, args);
+    if (args.dtype == kGemmHalfF32) {
+        // cublasGemmEx_64 with 16-bit A and B and F32 C, alpha and beta as floats.
+        const float alpha = static_cast<float>(args.alpha), beta = static_cast<float>(args.beta);
+        const cudaDataType_t t = cuda_type(a_dtype_of(args));
+        cublasHandle_t handle = nullptr;
+        GPK_FORWARD_IF_ERROR(exact_handle(ctx, &handle));
+        GPK_CUBLAS_TRY(ctx, cublasGemmEx_64(handle, args.transa ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                            args.transb ? CUBLAS_OP_T : CUBLAS_OP_N, args.m, args.n, args.k, &alpha,
+                                            args.A, t, args.lda, args.B, t, args.ldb, &beta, args.C, CUDA_R_32F,
+                                            args.ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        return GPK_SUCCESS;
+    }
+    return fp8_lt(ctx, args);
+}
+
 }  // namespace
 
+gpk_status gemm_cublas_takes(gpk_context &, const GemmArgs &args, const char **why_not) {
+    *why_not = nullptr;
+    if (!is_gemm_ex_class(args.dtype) || args.dtype == kGemmHalfF32) return GPK_SUCCESS;
+    if (args.dtype == kGemmFp8Blockscaled) {
+        *why_not = "cuBLASLt has no 1x128 / 128x128 block-scaled FP8 on this path (block scales)";
+        return GPK_SUCCESS;
+    }
+    if (args.k == 0 || static_cast<float>(args.alpha) == 0.0f) return GPK_SUCCESS;  // C = beta C, ours
+    if (!args.transa || args.transb)
+        *why_not = "cuBLASLt's FP8 takes only the TN form (op(A) and op(B) both contiguous along k)";
+    else if (a_dtype_of(args) == GPK_F8E5M2 && b_dtype_of(args) == GPK_F8E5M2)
+        *why_not = "cuBLASLt's FP8 has no E5M2 x E5M2 product";
+    else if (args.k % 16 != 0)
+        *why_not = "cuBLASLt's FP8 needs k a multiple of 16";
+    else if (!aligned16(args.A, args.lda, 1) || !aligned16(args.B, args.ldb, 1) ||
+             !aligned16(args.C, args.ldc, c_size(args)))
+        *why_not = "cuBLASLt's FP8 needs every pointer and leading dimension a multiple of 16 bytes";
+    return GPK_SUCCESS;
+}
+
 gpk_status gemm_cublas(gpk_context &ctx, const GemmArgs &args) {
+    if (is_gemm_ex_class(args.dtype)) return gemm_ex_call(ctx, args);
     switch (args.dtype) {
         case GPK_F32: return gemm<float>(ctx, args);
         case GPK_F64: return gemm<double>(ctx, args);
