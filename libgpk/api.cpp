@@ -362,6 +362,78 @@ GPK_API gpk_status gpk_gemm(gpk_context *handle, int dtype, int layout, int tran
     });
 }
 
+}  // extern "C"
+
+namespace {
+
+// gpk_gemm_ex and gpk_gemm_blockscaled once the three dtypes are known not to be all
+// equal (or block scales are asked for): checked, normalised to column-major as
+// gpk_gemm is, each operand's dtype and scales travelling with its operand.
+gpk_status gemm_ex_call(gpk_context *ctx, const char *fn, int layout, int transa, int transb, int64_t m, int64_t n,
+                        int64_t k, double alpha, int a_dtype, const void *A, int64_t lda, const float *scale_a,
+                        int b_dtype, const void *B, int64_t ldb, const float *scale_b, double beta, int c_dtype,
+                        void *C, int64_t ldc, bool blockscaled) {
+    int cls = -1;
+    GPK_FORWARD_IF_ERROR(check_gemm_ex(ctx, fn, layout, transa, transb, m, n, k, a_dtype, A, lda, b_dtype, B, ldb,
+                                       c_dtype, C, ldc, blockscaled, scale_a, scale_b, &cls));
+    GPK_FORWARD_IF_ERROR(check_variant_dtype(*ctx, GPK_OP_GEMM, cls));
+    if (m == 0 || n == 0) return GPK_SUCCESS;
+    GemmArgs args{cls, transa == GPK_TRANS, transb == GPK_TRANS, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc};
+    args.a_dtype = a_dtype, args.b_dtype = b_dtype, args.c_dtype = c_dtype;
+    const int64_t nb = n / 128 + (n % 128 != 0);
+    if (blockscaled) {
+        // The caller's scales: 1 x 128 along k for each row of op(A), ld m; 128 x 128
+        // blocks of op(B), ld ceil(n / 128) (ops.hpp).
+        args.scale_a = scale_a, args.scale_a_group = 1, args.scale_a_ld = m;
+        args.scale_b = scale_b, args.scale_b_group = 128, args.scale_b_ld = nb;
+    }
+    if (layout == GPK_ROW_MAJOR) {
+        // C^T = op(B)^T op(A)^T: the operands swap with their dtypes and scales, so the
+        // normalised A carries the 128-row blocks and the normalised B the fine scales.
+        GemmArgs t = args;
+        t.transa = transb == GPK_TRANS, t.transb = transa == GPK_TRANS;
+        t.m = n, t.n = m;
+        t.A = B, t.lda = ldb, t.B = A, t.ldb = lda;
+        t.a_dtype = b_dtype, t.b_dtype = a_dtype;
+        t.scale_a = args.scale_b, t.scale_a_group = args.scale_b_group, t.scale_a_ld = args.scale_b_ld;
+        t.scale_b = args.scale_a, t.scale_b_group = args.scale_a_group, t.scale_b_ld = args.scale_a_ld;
+        args = t;
+    }
+    return run_gemm(*ctx, args, layout);
+}
+
+}  // namespace
+
+extern "C" {
+
+GPK_API gpk_status gpk_gemm_ex(gpk_context *handle, int layout, int transa, int transb, int64_t m, int64_t n,
+                               int64_t k, double alpha, int a_dtype, const void *A, int64_t lda, int b_dtype,
+                               const void *B, int64_t ldb, double beta, int c_dtype, void *C, int64_t ldc) {
+    // All three equal is gpk_gemm's call, answered exactly as gpk_gemm answers it.
+    if (a_dtype == b_dtype && b_dtype == c_dtype)
+        return gpk_gemm(handle, a_dtype, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    ContextRef ref;
+    GPK_FORWARD_IF_ERROR(acquire(handle, &ref));
+    gpk_context *ctx = ref.get();
+    return guarded(ctx, [&]() -> gpk_status {
+        return gemm_ex_call(ctx, "gpk_gemm_ex", layout, transa, transb, m, n, k, alpha, a_dtype, A, lda, nullptr,
+                            b_dtype, B, ldb, nullptr, beta, c_dtype, C, ldc, false);
+    });
+}
+
+GPK_API gpk_status gpk_gemm_blockscaled(gpk_context *handle, int layout, int transa, int transb, int64_t m, int64_t n,
+                                        int64_t k, double alpha, int a_dtype, const void *A, int64_t lda,
+                                        const float *scale_a, int b_dtype, const void *B, int64_t ldb,
+                                        const float *scale_b, double beta, int c_dtype, void *C, int64_t ldc) {
+    ContextRef ref;
+    GPK_FORWARD_IF_ERROR(acquire(handle, &ref));
+    gpk_context *ctx = ref.get();
+    return guarded(ctx, [&]() -> gpk_status {
+        return gemm_ex_call(ctx, "gpk_gemm_blockscaled", layout, transa, transb, m, n, k, alpha, a_dtype, A, lda,
+                            scale_a, b_dtype, B, ldb, scale_b, beta, c_dtype, C, ldc, true);
+    });
+}
+
 GPK_API gpk_status gpk_gemm_strided_batched(gpk_context *handle, int dtype, int layout, int transa, int transb,
                                             int64_t m, int64_t n, int64_t k, double alpha, const void *A, int64_t lda,
                                             int64_t stride_a, const void *B, int64_t ldb, int64_t stride_b,

@@ -8,6 +8,7 @@
 
 #include <cinttypes>
 #include <cstdint>
+#include <cstdio>
 #include <mutex>
 #include <new>
 #include <unordered_map>
@@ -54,17 +55,21 @@ gpk_status check_ld(gpk_context *ctx, const char *ld_name, int64_t ld, const cha
 }
 
 // The byte count of a matrix must fit in int64 (and so in size_t and in pointers).
-gpk_status check_bytes(gpk_context *ctx, const char *name, const Storage &s, int dtype) {
+gpk_status check_bytes_of(gpk_context *ctx, const char *name, const Storage &s, size_t elem) {
     int64_t elems = 0, bytes = 0;
     const bool overflow = s.inner > 0 && s.outer > 0 &&
                           (__builtin_mul_overflow(s.outer - 1, s.ld, &elems) ||
                            __builtin_add_overflow(elems, s.inner, &elems) ||
-                           __builtin_mul_overflow(elems, static_cast<int64_t>(dtype_size(dtype)), &bytes));
+                           __builtin_mul_overflow(elems, static_cast<int64_t>(elem), &bytes));
     GPK_RETURN_ERROR_IF(overflow, ctx, GPK_ERROR_INVALID_ARGUMENT,
                         "%s: %" PRId64 " x %" PRId64 " elements with leading dimension %" PRId64
                         " span more than 2^63 bytes",
                         name, s.inner, s.outer, s.ld);
     return GPK_SUCCESS;
+}
+
+gpk_status check_bytes(gpk_context *ctx, const char *name, const Storage &s, int dtype) {
+    return check_bytes_of(ctx, name, s, dtype_size(dtype));
 }
 
 gpk_status check_pointer(gpk_context *ctx, const char *name, const void *p, bool needed) {
@@ -92,9 +97,9 @@ gpk_status check_extent(gpk_context *ctx, const char *name, const void *p, const
 // Whether [a, a + bytes_a) and [b, b + bytes_b) share a byte. Only differences of
 // addresses are formed, never an end address, so that arrays reaching the top of the
 // address space cannot wrap around and hide an overlap.
-bool overlap(const void *a, const Storage &sa, const void *b, const Storage &sb, size_t elem) {
+bool overlap(const void *a, const Storage &sa, const void *b, const Storage &sb, size_t elem, size_t elem_b = 0) {
     const auto lo_a = reinterpret_cast<uintptr_t>(a), lo_b = reinterpret_cast<uintptr_t>(b);
-    const uintptr_t bytes_a = extent(sa, elem), bytes_b = extent(sb, elem);
+    const uintptr_t bytes_a = extent(sa, elem), bytes_b = extent(sb, elem_b != 0 ? elem_b : elem);
     if (bytes_a == 0 || bytes_b == 0) return false;
     return lo_a <= lo_b ? lo_b - lo_a < bytes_a : lo_a - lo_b < bytes_b;
 }
@@ -206,14 +211,11 @@ GemmStorage gemm_storage(int layout, int transa, int transb, int64_t m, int64_t 
                        Storage{col ? m : n, col ? n : m, ldc}, a_inner_m, b_inner_k};
 }
 
-// Everything gpk_gemm checks before its pointers: dtype, layout, transposes, sizes,
-// leading dimensions and the bytes of one matrix.
-gpk_status check_gemm_shape(gpk_context *ctx, const char *fn, int dtype, int layout, int transa, int transb,
-                            int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, GemmStorage *s) {
-    GPK_FORWARD_IF_ERROR(check_dtype(ctx, dtype));
-    GPK_RETURN_ERROR_IF(dtype == GPK_I32 || dtype == GPK_I64, ctx, GPK_ERROR_NOT_SUPPORTED,
-                        "dtype (%s) is not supported by %s: use GPK_F32, GPK_F64, GPK_F16 or GPK_BF16",
-                        dtype_name(dtype), fn);
+// gpk_gemm's checks after its dtype and before its pointers: layout, transposes, sizes,
+// leading dimensions and the bytes of one matrix, each operand in its element size.
+gpk_status check_gemm_geometry(gpk_context *ctx, int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
+                               int64_t lda, int64_t ldb, int64_t ldc, size_t esa, size_t esb, size_t esc,
+                               GemmStorage *s) {
     GPK_FORWARD_IF_ERROR(check_layout(ctx, layout));
     GPK_FORWARD_IF_ERROR(check_trans(ctx, "transa", transa));
     GPK_FORWARD_IF_ERROR(check_trans(ctx, "transb", transb));
@@ -225,9 +227,42 @@ gpk_status check_gemm_shape(gpk_context *ctx, const char *fn, int dtype, int lay
     GPK_FORWARD_IF_ERROR(check_ld(ctx, "lda", lda, s->a_inner_m ? "m" : "k", s->a.inner));
     GPK_FORWARD_IF_ERROR(check_ld(ctx, "ldb", ldb, s->b_inner_k ? "k" : "n", s->b.inner));
     GPK_FORWARD_IF_ERROR(check_ld(ctx, "ldc", ldc, col ? "m" : "n", s->c.inner));
-    GPK_FORWARD_IF_ERROR(check_bytes(ctx, "A", s->a, dtype));
-    GPK_FORWARD_IF_ERROR(check_bytes(ctx, "B", s->b, dtype));
-    GPK_FORWARD_IF_ERROR(check_bytes(ctx, "C", s->c, dtype));
+    GPK_FORWARD_IF_ERROR(check_bytes_of(ctx, "A", s->a, esa));
+    GPK_FORWARD_IF_ERROR(check_bytes_of(ctx, "B", s->b, esb));
+    GPK_FORWARD_IF_ERROR(check_bytes_of(ctx, "C", s->c, esc));
+    return GPK_SUCCESS;
+}
+
+// Everything gpk_gemm checks before its pointers: dtype, then the geometry.
+gpk_status check_gemm_shape(gpk_context *ctx, const char *fn, int dtype, int layout, int transa, int transb,
+                            int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, GemmStorage *s) {
+    GPK_FORWARD_IF_ERROR(check_dtype(ctx, dtype));
+    GPK_RETURN_ERROR_IF(dtype == GPK_I32 || dtype == GPK_I64, ctx, GPK_ERROR_NOT_SUPPORTED,
+                        "dtype (%s) is not supported by %s: use GPK_F32, GPK_F64, GPK_F16 or GPK_BF16",
+                        dtype_name(dtype), fn);
+    const size_t es = dtype_size(dtype);
+    return check_gemm_geometry(ctx, layout, transa, transb, m, n, k, lda, ldb, ldc, es, es, es, s);
+}
+
+// gpk_gemm's pointer checks: A and B when read, C when written, each within the address
+// space in its element size, and C aliasing neither A nor B.
+gpk_status check_gemm_pointers(gpk_context *ctx, int64_t m, int64_t n, int64_t k, const void *A, const void *B,
+                               const void *C, const GemmStorage &s, size_t esa, size_t esb, size_t esc) {
+    const bool c_used = m > 0 && n > 0, ab_used = c_used && k > 0;
+    GPK_FORWARD_IF_ERROR(check_pointer(ctx, "A", A, ab_used));
+    GPK_FORWARD_IF_ERROR(check_pointer(ctx, "B", B, ab_used));
+    GPK_FORWARD_IF_ERROR(check_pointer(ctx, "C", C, c_used));
+    if (ab_used) {
+        GPK_FORWARD_IF_ERROR(check_extent(ctx, "A", A, s.a, esa));
+        GPK_FORWARD_IF_ERROR(check_extent(ctx, "B", B, s.b, esb));
+    }
+    if (c_used) GPK_FORWARD_IF_ERROR(check_extent(ctx, "C", C, s.c, esc));
+    if (ab_used) {
+        GPK_RETURN_ERROR_IF(overlap(A, s.a, C, s.c, esa, esc), ctx, GPK_ERROR_INVALID_ARGUMENT,
+                            "C overlaps A: the output must not alias an input");
+        GPK_RETURN_ERROR_IF(overlap(B, s.b, C, s.c, esb, esc), ctx, GPK_ERROR_INVALID_ARGUMENT,
+                            "C overlaps B: the output must not alias an input");
+    }
     return GPK_SUCCESS;
 }
 
@@ -257,24 +292,94 @@ gpk_status check_gemm(gpk_context *ctx, int dtype, int layout, int transa, int t
                       int64_t ldc) {
     GemmStorage s{};
     GPK_FORWARD_IF_ERROR(check_gemm_shape(ctx, "gpk_gemm", dtype, layout, transa, transb, m, n, k, lda, ldb, ldc, &s));
-    const Storage &sa = s.a, &sb = s.b, &sc = s.c;
-
-    const bool c_used = m > 0 && n > 0, ab_used = c_used && k > 0;
-    GPK_FORWARD_IF_ERROR(check_pointer(ctx, "A", A, ab_used));
-    GPK_FORWARD_IF_ERROR(check_pointer(ctx, "B", B, ab_used));
-    GPK_FORWARD_IF_ERROR(check_pointer(ctx, "C", C, c_used));
     const size_t elem = dtype_size(dtype);
-    if (ab_used) {
-        GPK_FORWARD_IF_ERROR(check_extent(ctx, "A", A, sa, elem));
-        GPK_FORWARD_IF_ERROR(check_extent(ctx, "B", B, sb, elem));
+    return check_gemm_pointers(ctx, m, n, k, A, B, C, s, elem, elem, elem);
+}
+
+namespace {
+
+// Whether `dtype` is one an operand of gpk_gemm_ex may have at all.
+bool gemm_ex_operand(int dtype) { return dtype_size(dtype) != 0 && dtype != GPK_I32 && dtype != GPK_I64; }
+
+gpk_status check_operand_dtype(gpk_context *ctx, const char *name, int dtype) {
+    GPK_RETURN_ERROR_IF(!gemm_ex_operand(dtype), ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "%s (%d) must be GPK_F32 (0), GPK_F64 (1), GPK_F16 (4), GPK_BF16 (5), GPK_F8E4M3 (6) or "
+                        "GPK_F8E5M2 (7)",
+                        name, dtype);
+    return GPK_SUCCESS;
+}
+
+// The contract's combinations other than all three equal (gpk_gemm's call): FP8 A and
+// B (any mix) with C F32, F16 or BF16; A and B both F16 or both BF16 with C F32. The
+// message names the first dtype that breaks the rule, and the rule.
+gpk_status check_gemm_ex_dtypes(gpk_context *ctx, const char *fn, int a, int b, int c, bool blockscaled, int *cls) {
+    GPK_FORWARD_IF_ERROR(check_operand_dtype(ctx, "a_dtype", a));
+    GPK_FORWARD_IF_ERROR(check_operand_dtype(ctx, "b_dtype", b));
+    GPK_FORWARD_IF_ERROR(check_operand_dtype(ctx, "c_dtype", c));
+    if (blockscaled || is_fp8(a) || is_fp8(b)) {
+        const char *why = blockscaled ? "%s multiplies FP8 operands only" : "%s multiplies an FP8 operand only by another";
+        char rule[96];
+        std::snprintf(rule, sizeof rule, why, fn);
+        GPK_RETURN_ERROR_IF(!is_fp8(a), ctx, GPK_ERROR_INVALID_ARGUMENT,
+                            "a_dtype (%s) must be GPK_F8E4M3 or GPK_F8E5M2 with b_dtype %s: %s", dtype_name(a),
+                            dtype_name(b), rule);
+        GPK_RETURN_ERROR_IF(!is_fp8(b), ctx, GPK_ERROR_INVALID_ARGUMENT,
+                            "b_dtype (%s) must be GPK_F8E4M3 or GPK_F8E5M2 with a_dtype %s: %s", dtype_name(b),
+                            dtype_name(a), rule);
+        GPK_RETURN_ERROR_IF(c != GPK_F32 && !is_16bit(c), ctx, GPK_ERROR_INVALID_ARGUMENT,
+                            "c_dtype (%s) must be GPK_F32, GPK_F16 or GPK_BF16 with FP8 A and B (a_dtype %s, b_dtype "
+                            "%s): FP8 is an input dtype only",
+                            dtype_name(c), dtype_name(a), dtype_name(b));
+        *cls = blockscaled ? kGemmFp8Blockscaled : kGemmFp8;
+        return GPK_SUCCESS;
     }
-    if (c_used) GPK_FORWARD_IF_ERROR(check_extent(ctx, "C", C, sc, elem));
-    if (ab_used) {
-        GPK_RETURN_ERROR_IF(overlap(A, sa, C, sc, elem), ctx, GPK_ERROR_INVALID_ARGUMENT,
-                            "C overlaps A: the output must not alias an input");
-        GPK_RETURN_ERROR_IF(overlap(B, sb, C, sc, elem), ctx, GPK_ERROR_INVALID_ARGUMENT,
-                            "C overlaps B: the output must not alias an input");
-    }
+    GPK_RETURN_ERROR_IF(a != b, ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "b_dtype (%s) must equal a_dtype (%s): %s mixes only FP8 operands, or takes F16 or BF16 A "
+                        "and B of one dtype with F32 C",
+                        dtype_name(b), dtype_name(a), fn);
+    GPK_RETURN_ERROR_IF(!is_16bit(a) || c != GPK_F32, ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "c_dtype (%s) must be %s with A and B %s: %s takes all three dtypes equal (gpk_gemm), F16 "
+                        "or BF16 A and B with F32 C, or FP8 A and B with F32, F16 or BF16 C",
+                        dtype_name(c), is_16bit(a) ? "GPK_F32 or a_dtype" : "a_dtype", dtype_name(a), fn);
+    *cls = kGemmHalfF32;
+    return GPK_SUCCESS;
+}
+
+// One scale array of gpk_gemm_blockscaled, rows x kb floats, read when A and B are
+// (the header: NULL is invalid when the scales are read, as A and B may be NULL when
+// k == 0).
+gpk_status check_scales(gpk_context *ctx, const char *name, const float *p, int64_t rows, const char *rows_text,
+                        int64_t kb, const void *C, const Storage &sc, size_t esc, bool used) {
+    GPK_RETURN_ERROR_IF(used && p == nullptr, ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "%s is NULL: gpk_gemm_blockscaled needs %s x ceil(k / 128) = %" PRId64 " x %" PRId64
+                        " scales",
+                        name, rows_text, rows, kb);
+    if (!used) return GPK_SUCCESS;
+    const Storage s{rows, kb, rows};
+    GPK_FORWARD_IF_ERROR(check_bytes_of(ctx, name, s, sizeof(float)));
+    GPK_FORWARD_IF_ERROR(check_extent(ctx, name, p, s, sizeof(float)));
+    GPK_RETURN_ERROR_IF(overlap(p, s, C, sc, sizeof(float), esc), ctx, GPK_ERROR_INVALID_ARGUMENT,
+                        "C overlaps %s: the output must not alias an input", name);
+    return GPK_SUCCESS;
+}
+
+}  // namespace
+
+gpk_status check_gemm_ex(gpk_context *ctx, const char *fn, int layout, int transa, int transb, int64_t m, int64_t n,
+                         int64_t k, int a_dtype, const void *A, int64_t lda, int b_dtype, const void *B, int64_t ldb,
+                         int c_dtype, const void *C, int64_t ldc, bool blockscaled, const float *scale_a,
+                         const float *scale_b, int *cls) {
+    GPK_FORWARD_IF_ERROR(check_gemm_ex_dtypes(ctx, fn, a_dtype, b_dtype, c_dtype, blockscaled, cls));
+    const size_t esa = dtype_size(a_dtype), esb = dtype_size(b_dtype), esc = dtype_size(c_dtype);
+    GemmStorage s{};
+    GPK_FORWARD_IF_ERROR(check_gemm_geometry(ctx, layout, transa, transb, m, n, k, lda, ldb, ldc, esa, esb, esc, &s));
+    GPK_FORWARD_IF_ERROR(check_gemm_pointers(ctx, m, n, k, A, B, C, s, esa, esb, esc));
+    if (!blockscaled) return GPK_SUCCESS;
+    // ceil(k / 128) without overflow; the scales are read when A and B are.
+    const int64_t kb = k / 128 + (k % 128 != 0), nb = n / 128 + (n % 128 != 0);
+    const bool used = m > 0 && n > 0 && k > 0;
+    GPK_FORWARD_IF_ERROR(check_scales(ctx, "scale_a", scale_a, m, "m", kb, C, s.c, esc, used));
+    GPK_FORWARD_IF_ERROR(check_scales(ctx, "scale_b", scale_b, nb, "ceil(n / 128)", kb, C, s.c, esc, used));
     return GPK_SUCCESS;
 }
 

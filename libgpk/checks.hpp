@@ -49,6 +49,16 @@ gpk_status retire(gpk_context *handle, ContextRef *ctx);
 gpk_status check_gemm(gpk_context *ctx, int dtype, int layout, int transa, int transb, int64_t m,
                       int64_t n, int64_t k, const void *A, int64_t lda, const void *B, int64_t ldb,
                       const void *C, int64_t ldc);
+// gpk_gemm_ex (blockscaled false) and gpk_gemm_blockscaled when the three dtypes are not
+// all equal (all equal is gpk_gemm's call, checked as such): the dtype combination first
+// (INVALID_ARGUMENT naming c_dtype or the operand, and the rule), then everything
+// gpk_gemm checks, each operand in its own element size, then for block scales each
+// scale array when read (m, n, k > 0: not NULL, within the address space, not aliased
+// by C). *cls: the call's class (ops.hpp). `fn` names the call.
+gpk_status check_gemm_ex(gpk_context *ctx, const char *fn, int layout, int transa, int transb, int64_t m, int64_t n,
+                         int64_t k, int a_dtype, const void *A, int64_t lda, int b_dtype, const void *B, int64_t ldb,
+                         int c_dtype, const void *C, int64_t ldc, bool blockscaled, const float *scale_a,
+                         const float *scale_b, int *cls);
 // gpk_gemm's checks for one product, then the batch's: strides and batch_count >= 0,
 // stride_c at least one C matrix when batch_count > 1 (no two C matrices overlap),
 // every span of the batch, and the start of every operand's last matrix, within int64

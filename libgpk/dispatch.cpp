@@ -479,6 +479,10 @@ gpk_status run_gemm(gpk_context &ctx, const GemmArgs &args, int layout) {
     if (args.k > 0) {
         GPK_FORWARD_IF_ERROR(locate(ctx, args.A, "A", &dev));
         GPK_FORWARD_IF_ERROR(locate(ctx, args.B, "B", &dev));
+        // The caller's names: a row-major call's scales swapped with their operands.
+        const bool row = layout == GPK_ROW_MAJOR;
+        if (args.scale_a != nullptr) GPK_FORWARD_IF_ERROR(locate(ctx, args.scale_a, row ? "scale_b" : "scale_a", &dev));
+        if (args.scale_b != nullptr) GPK_FORWARD_IF_ERROR(locate(ctx, args.scale_b, row ? "scale_a" : "scale_b", &dev));
     }
     GPK_FORWARD_IF_ERROR(locate(ctx, args.C, "C", &dev));
     return noted(ctx, GPK_OP_GEMM, index, ladder.rungs[index].run(ctx, args));

@@ -78,7 +78,9 @@ void gemm_columns(const GemmArgs &a, bool parallel) {
 }
 
 void gemm_any(const GemmArgs &args, bool parallel) {
-    if (is_16bit(args.dtype))
+    if (is_gemm_ex_class(args.dtype))
+        gemm_ex(args, parallel);
+    else if (is_16bit(args.dtype))
         gemm_16bit(args, parallel);
     else if (args.dtype == GPK_F32)
         gemm_columns<float>(args, parallel);

@@ -26,5 +26,8 @@ gpk_status gemm_batched(gpk_context &ctx, const GemmBatchedCall &call);
 // reduce(); the gemm spread over the threads when `parallel`.
 void gemm_16bit(const GemmArgs &args, bool parallel);
 gpk_status reduce_16bit(gpk_context &ctx, const ReduceArgs &args);
+// gpk_gemm_ex's and gpk_gemm_blockscaled's classes (gemm_ex.cpp), reached through gemm()
+// and gemm_serial(); allocates nothing.
+void gemm_ex(const GemmArgs &args, bool parallel);
 
 }  // namespace gpk::host
