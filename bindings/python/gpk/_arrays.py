@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from . import _cuda, _dlpack
-from .constants import BF16, F16, F32, F64, I32, I64, Status
+from .constants import BF16, F8E4M3, F8E5M2, F16, F32, F64, I32, I64, Status
 from .errors import InvalidArgumentError, NotSupportedError
 
 DTYPES = {
@@ -38,6 +38,19 @@ except ImportError:  # pragma: no cover - depends on the environment
     _ml_dtypes = None
 if _ml_dtypes is not None:
     DTYPES[np.dtype(_ml_dtypes.bfloat16)] = BF16
+    # OCP FP8: inputs of gemm_ex and gemm_blockscaled (and of gemm and matmul, which
+    # hand them there); "fn" is E4M3 without infinities, as OCP and libgpk define it.
+    DTYPES[np.dtype(_ml_dtypes.float8_e4m3fn)] = F8E4M3
+    DTYPES[np.dtype(_ml_dtypes.float8_e5m2)] = F8E5M2
+FP8_CODES = (F8E4M3, F8E5M2)
+# The element size of each GPK dtype, and the numpy dtype of the values each holds
+# (None where numpy has none without ml_dtypes).
+ITEMSIZE = {F32: 4, F64: 8, I32: 4, I64: 8, F16: 2, BF16: 2, F8E4M3: 1, F8E5M2: 1}
+NUMPY_DTYPES = {code: dtype for dtype, code in DTYPES.items()}
+# Arrays of these dtypes may carry the bits of a dtype that their library lacks (CuPy
+# has neither bfloat16 nor FP8), when the call is told which (gemm_ex's a_dtype,
+# b_dtype and out_dtype): unsigned or signed integers of the element's size.
+BIT_DTYPES = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16)}
 ROW, COL = "row", "col"
 
 
@@ -293,10 +306,40 @@ def _read(obj, name, where, ctx, output):
     return None
 
 
-def as_input(obj, name, where, ctx=None):
+def as_bits(op, bits, name, where, dtype_name):
+    """`op` read as the GPK dtype `bits`, told by the caller (argument `dtype_name`):
+    an array of that dtype, or of integers of its element size holding its bits (a
+    uint8 CuPy array for FP8, say). Anything else is refused, naming both."""
+    if op.code == bits:
+        return op
+    if op.dtype in BIT_DTYPES and op.dtype.itemsize == ITEMSIZE[bits]:
+        op.code = bits
+        return op
+    want = NUMPY_DTYPES.get(bits)
+    raise invalid(
+        f"{name} has dtype {op.dtype} but {dtype_name} is {dtype_label(bits)}: pass {name} as "
+        + (f"{want} or " if want is not None else "")
+        + f"as {ITEMSIZE[bits] * 8}-bit integers holding its bits",
+        where,
+    )
+
+
+CODE_NAMES = {F32: "F32", F64: "F64", I32: "I32", I64: "I64", F16: "F16", BF16: "BF16", F8E4M3: "F8E4M3",
+              F8E5M2: "F8E5M2"}
+
+
+def dtype_label(code):
+    """'gpk.F8E4M3 (float8_e4m3fn)' and the like, for messages."""
+    want = NUMPY_DTYPES.get(code)
+    label = f"gpk.{CODE_NAMES.get(code, code)}"
+    return f"{label} ({want})" if want is not None else label
+
+
+def as_input(obj, name, where, ctx=None, bits=None):
     """An operand the call reads: device arrays and DLPack tensors as they are,
     anything else through numpy (a list becomes an array; non-native byte order is
-    converted). `ctx` (the Context) is where DLPack tensors must be."""
+    converted). `ctx` (the Context) is where DLPack tensors must be. `bits`, a GPK
+    dtype, reads integer arrays of its size as its bits (as_bits)."""
     kind = type(obj)
     if kind is np.ndarray:
         op = None
@@ -309,6 +352,8 @@ def as_input(obj, name, where, ctx=None):
         if not arr.dtype.isnative and arr.dtype.newbyteorder("=") in DTYPES:
             arr = arr.astype(arr.dtype.newbyteorder("="))
         op = _from_numpy(arr)
+    if bits is not None:
+        as_bits(op, bits, name, where, bits_name(name))
     if op.code is None:
         gpk_dtype(op.dtype, name, where)  # raises
     if op.device and op.ptr % op.dtype.itemsize:
@@ -317,8 +362,14 @@ def as_input(obj, name, where, ctx=None):
     return op
 
 
-def as_output(obj, name, where, ctx=None):
-    """An operand the call writes: it must be an array the caller can see change."""
+def bits_name(name):
+    """The argument that tells an operand's dtype: a_dtype for A, out_dtype for out."""
+    return {"A": "a_dtype", "B": "b_dtype"}.get(name, "out_dtype")
+
+
+def as_output(obj, name, where, ctx=None, bits=None):
+    """An operand the call writes: it must be an array the caller can see change.
+    `bits` as for as_input."""
     op = _from_numpy(obj) if isinstance(obj, np.ndarray) else _read(obj, name, where, ctx, True)
     if op is None:
         raise invalid(
@@ -330,6 +381,8 @@ def as_output(obj, name, where, ctx=None):
         raise invalid(f"{name} is read-only", where)
     if not op.dtype.isnative:
         raise invalid(f"{name} has non-native byte order ({op.dtype.str})", where)
+    if bits is not None:
+        as_bits(op, bits, name, where, bits_name(name))
     if op.code is None:
         gpk_dtype(op.dtype, name, where)  # raises
     # An output cannot be copied (the caller must see the result in it), so a
@@ -355,7 +408,8 @@ def gpk_dtype(dtype, name, where):
     except KeyError:
         raise unsupported(
             f"{name} has dtype {np.dtype(dtype)}; libgpk takes float32, float64, int32 or int64, and the "
-            f"16-bit float16 and bfloat16 (ml_dtypes.bfloat16{'' if _ml_dtypes is not None else ', with ml_dtypes installed'})",
+            f"16-bit float16 and bfloat16 (ml_dtypes.bfloat16{'' if _ml_dtypes is not None else ', with ml_dtypes installed'}); "
+            "gemm_ex also FP8 (ml_dtypes.float8_e4m3fn and float8_e5m2)",
             where,
         ) from None
 
@@ -370,6 +424,7 @@ def as_host_copy(op, order):
     It keeps the original's source: a result still goes back to the caller's library."""
     copy = _from_numpy(np.array(op.obj, order=order, copy=True))
     copy.source = op.source
+    copy.code = op.code  # integers holding another dtype's bits still hold them
     return copy
 
 

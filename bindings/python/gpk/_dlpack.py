@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from . import _cuda
-from .constants import BF16, F16, F32, F64, I32, I64, Status
+from .constants import BF16, F8E4M3, F8E5M2, F16, F32, F64, I32, I64, Status
 from .errors import InvalidArgumentError, NotSupportedError
 
 CPU, CUDA, CUDA_HOST, CUDA_MANAGED = 1, 2, 3, 13
@@ -40,21 +40,28 @@ MAX_VERSION = (1, 0)
 
 # (DLDataTypeCode, bits) of the dtypes libgpk takes.
 _INT, _UINT, _FLOAT, _BFLOAT, _COMPLEX, _BOOL = 0, 1, 2, 4, 5, 6
+_F8E4M3FN, _F8E5M2 = 10, 12
 _DTYPES = {
     (_FLOAT, 32): (np.dtype(np.float32), F32),
     (_FLOAT, 64): (np.dtype(np.float64), F64),
     (_INT, 32): (np.dtype(np.int32), I32),
     (_INT, 64): (np.dtype(np.int64), I64),
     (_FLOAT, 16): (np.dtype(np.float16), F16),
+    # Bytes holding FP8 bits where a library has no FP8 dtype (gemm_ex's a_dtype).
+    (_UINT, 8): (np.dtype(np.uint8), None),
 }
 try:
     import ml_dtypes as _ml_dtypes
 
     _DTYPES[(_BFLOAT, 16)] = (np.dtype(_ml_dtypes.bfloat16), BF16)
+    # OCP FP8 (DLPack 1.1's kDLFloat8_e4m3fn and kDLFloat8_e5m2), for gemm_ex.
+    _DTYPES[(_F8E4M3FN, 8)] = (np.dtype(_ml_dtypes.float8_e4m3fn), F8E4M3)
+    _DTYPES[(_F8E5M2, 8)] = (np.dtype(_ml_dtypes.float8_e5m2), F8E5M2)
 except ImportError:  # pragma: no cover - depends on the environment
     pass
 _CODES = {dtype: key for key, (dtype, _) in _DTYPES.items()}
-_CODE_NAMES = {_INT: "int", _UINT: "uint", _FLOAT: "float", _BFLOAT: "bfloat", _COMPLEX: "complex", _BOOL: "bool"}
+_CODE_NAMES = {_INT: "int", _UINT: "uint", _FLOAT: "float", _BFLOAT: "bfloat", _COMPLEX: "complex", _BOOL: "bool",
+               _F8E4M3FN: "float8_e4m3fn", _F8E5M2: "float8_e5m2"}
 
 
 class DLDevice(ctypes.Structure):

@@ -84,6 +84,16 @@ PROTOTYPES = {
         [_ctx, _int, _int, _int, _int, _i64, _i64, _i64, ctypes.c_double,
          _ptr, _i64, _i64, _ptr, _i64, _i64, ctypes.c_double, _ptr, _i64, _i64, _i64],
     ),
+    "gpk_gemm_ex": (
+        _status,
+        [_ctx, _int, _int, _int, _i64, _i64, _i64, ctypes.c_double,
+         _int, _ptr, _i64, _int, _ptr, _i64, ctypes.c_double, _int, _ptr, _i64],
+    ),
+    "gpk_gemm_blockscaled": (
+        _status,
+        [_ctx, _int, _int, _int, _i64, _i64, _i64, ctypes.c_double,
+         _int, _ptr, _i64, _ptr, _int, _ptr, _i64, _ptr, ctypes.c_double, _int, _ptr, _i64],
+    ),
     "gpk_reduce": (_status, [_ctx, _int, _int, _ptr, _i64, _ptr]),
     "gpk_transpose": (_status, [_ctx, _int, _int, _i64, _i64, _ptr, _i64, _ptr, _i64]),
     "gpk_pi": (_status, [_ctx, _u64, _u64, ctypes.POINTER(PiResultStruct)]),
@@ -223,16 +233,19 @@ except ImportError:  # pragma: no cover - built without Python's headers
 if os.environ.get("GPK_PYTHON_CTYPES", "") not in ("", "0"):
     _compiled = None
 
-_OPERATIONS = ("gpk_gemm", "gpk_gemm_strided_batched", "gpk_reduce", "gpk_transpose")
+_OPERATIONS = ("gpk_gemm", "gpk_gemm_strided_batched", "gpk_reduce", "gpk_transpose", "gpk_gemm_ex",
+               "gpk_gemm_blockscaled")
 
 
 class Calls:
-    """gemm, gemm_strided_batched, reduce and transpose of the loaded libgpk."""
+    """gemm, gemm_strided_batched, reduce, transpose, gemm_ex and gemm_blockscaled
+    of the loaded libgpk."""
 
-    __slots__ = ("gemm", "gemm_strided_batched", "reduce", "transpose", "compiled")
+    __slots__ = ("gemm", "gemm_strided_batched", "reduce", "transpose", "gemm_ex", "gemm_blockscaled", "compiled")
 
     def __init__(self, functions, compiled):
-        self.gemm, self.gemm_strided_batched, self.reduce, self.transpose = functions
+        (self.gemm, self.gemm_strided_batched, self.reduce, self.transpose, self.gemm_ex,
+         self.gemm_blockscaled) = functions
         self.compiled = compiled
 
 
@@ -243,7 +256,8 @@ def _bind(library):
     global _calls
     if _compiled is not None:
         _compiled.bind(*(ctypes.cast(getattr(library, name), ctypes.c_void_p).value for name in _OPERATIONS))
-        functions = (_compiled.gemm, _compiled.gemm_strided_batched, _compiled.reduce, _compiled.transpose)
+        functions = (_compiled.gemm, _compiled.gemm_strided_batched, _compiled.reduce, _compiled.transpose,
+                     _compiled.gemm_ex, _compiled.gemm_blockscaled)
     else:
         functions = tuple(getattr(library, name) for name in _OPERATIONS)
     _calls = Calls(functions, _compiled is not None)

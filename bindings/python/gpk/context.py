@@ -15,6 +15,8 @@ from .constants import (
     BACKENDS,
     BF16,
     COL_MAJOR,
+    F8E4M3,
+    F8E5M2,
     F16,
     F32,
     F64,
@@ -127,6 +129,41 @@ def _choice(value, table, name, where):
             pass
     names = ", ".join(repr(k) for k in table)
     raise invalid(f"{name} ({value!r}) must be one of {names}", where)
+
+
+# What gemm_ex's dtype arguments (a_dtype, b_dtype, out_dtype) take besides the
+# gpk.* constants and numpy dtypes: the C names without GPK_, numpy's names and ml_dtypes'.
+_DTYPE_NAMES = {
+    "f32": F32, "float32": F32, "f64": F64, "float64": F64, "f16": F16, "float16": F16, "bf16": BF16,
+    "bfloat16": BF16, "f8e4m3": F8E4M3, "e4m3": F8E4M3, "float8_e4m3fn": F8E4M3, "f8e5m2": F8E5M2, "e5m2": F8E5M2,
+    "float8_e5m2": F8E5M2,
+}
+_FP8_AND_16BIT = (F8E4M3, F8E5M2, F16, BF16)
+
+
+def _dtype_arg(value, name, where):
+    """None, or the GPK dtype a dtype argument names: a gpk constant (gpk.F8E4M3), a
+    name ('float8_e4m3fn', 'e4m3', 'bf16', ...) or a numpy dtype (ml_dtypes.float8_e5m2,
+    np.float32). Which combinations a call takes is the library's rule."""
+    if value is None:
+        return None
+    code = None
+    if isinstance(value, str):
+        code = _DTYPE_NAMES.get(value.lower())
+    elif isinstance(value, int) and not isinstance(value, bool):
+        code = value if value in _arrays.CODE_NAMES else None
+    elif not isinstance(value, bool):
+        try:
+            code = _arrays.DTYPES.get(np.dtype(value))
+        except (TypeError, ValueError):
+            code = None
+    if code is None:
+        raise invalid(
+            f"{name} ({value!r}) must be a gpk dtype (gpk.F8E4M3, gpk.F8E5M2, gpk.F16, gpk.BF16, gpk.F32, gpk.F64), "
+            "a name ('float8_e4m3fn', 'float8_e5m2', 'float16', 'bfloat16', 'float32', 'float64') or a numpy dtype",
+            where,
+        )
+    return code
 
 
 def _result_order(*operands):
@@ -486,7 +523,8 @@ class Context:
 
     # -------------------------------------------------------------- operations --
 
-    def gemm(self, A, B, C=None, alpha=1.0, beta=0.0, transa=False, transb=False, out=None):
+    def gemm(self, A, B, C=None, alpha=1.0, beta=0.0, transa=False, transb=False, out=None, out_dtype=None,
+             a_dtype=None, b_dtype=None):
         """alpha * op(A) @ op(B) + beta * C, with op(X) = X.T when transX.
 
         A and B are 2-D float32, float64, float16 or bfloat16 (ml_dtypes) arrays
@@ -497,11 +535,16 @@ class Context:
         goes to out when given, else to a new array, which is returned.
         alpha and beta are real numbers (not str, not bool); transa and transb
         are bools or gpk.TRANS / gpk.NO_TRANS.
+
+        FP8 operands (ml_dtypes.float8_e4m3fn / float8_e5m2), or any of out_dtype,
+        a_dtype and b_dtype, make it gemm_ex (see there): a float32 result by default.
         """
         where = "Context.gemm"
         h = self._handle
         if h is None:
             self._h()  # raises
+        if out_dtype is not None or a_dtype is not None or b_dtype is not None:
+            return self._gemm_mixed(where, A, B, C, alpha, beta, transa, transb, out, out_dtype, a_dtype, b_dtype)
         if C is None:
             result = self._gemm_short(A, B, alpha, beta, transa, transb, out)
             if result is not None:
@@ -514,6 +557,8 @@ class Context:
             _arrays.require_ndim(a, 2, "A", where)
         if len(b.shape) != 2:
             _arrays.require_ndim(b, 2, "B", where)
+        if a.code in _arrays.FP8_CODES or b.code in _arrays.FP8_CODES:
+            return self._gemm_mixed(where, A, B, C, alpha, beta, transa, transb, out, None, None, None, a=a, b=b)
         dtype = a.dtype
         if b.dtype != dtype:
             raise invalid(f"B has dtype {b.dtype} but A has dtype {dtype}; they must match", where)
@@ -592,6 +637,225 @@ class Context:
             return out
         return self._handed_out(out, proto, (a, b, c, o), where)
 
+    def gemm_ex(self, A, B, C=None, alpha=1.0, beta=0.0, transa=False, transb=False, out=None, out_dtype=None,
+                a_dtype=None, b_dtype=None):
+        """gpk_gemm_ex: alpha * op(A) @ op(B) + beta * C with a dtype per operand.
+
+        The combinations libgpk takes: A and B each FP8 -- ml_dtypes.float8_e4m3fn
+        (gpk.F8E4M3) or float8_e5m2 (gpk.F8E5M2), any mix -- with a float32,
+        float16 or bfloat16 result; A and B both float16 or both bfloat16 with a
+        float32 result; all three of one dtype (exactly gemm). Others raise
+        InvalidArgumentError naming the operand or out_dtype.
+
+        The result's dtype (the C API's c_dtype) is out_dtype when given, else
+        out's, else C's, else float32 for FP8 and 16-bit inputs (every product
+        and sum is kept in F32 by the contract, and every array library has
+        float32) and A's dtype otherwise. Pass out_dtype=ml_dtypes.bfloat16 (or
+        gpk.BF16) for the halved output traffic the tensor-core paths are timed
+        with. Dtype arguments take gpk constants, names ('float8_e4m3fn', 'e4m3',
+        'bf16', ...) or numpy dtypes.
+
+        Arrays whose library has no FP8 or bfloat16 dtype (CuPy) pass the bits:
+        uint8 (or int8) arrays with a_dtype / b_dtype naming their FP8 dtype, and
+        for a bfloat16 result a uint16 out with out_dtype=gpk.BF16. A numpy or
+        DLPack float8 array needs no dtype argument (one given must agree).
+
+        Accuracy (the contract): products exact, sums in F32 with hardware partial
+        sums of at most 128 products at reduced precision, so |C - exact| <=
+        2^-9 * sum_k |alpha a b| + 2^-24 |beta c|, plus one rounding of C to its
+        dtype. alpha and beta are applied in F32; a per-tensor FP8 scale goes into
+        alpha. Everything else -- layouts, transposes, C, out, DLPack and device
+        arrays, asynchrony -- as gemm.
+        """
+        where = "Context.gemm_ex"
+        self._h()
+        return self._gemm_mixed(where, A, B, C, alpha, beta, transa, transb, out, out_dtype, a_dtype, b_dtype)
+
+    def gemm_blockscaled(self, A, B, scale_a, scale_b, C=None, alpha=1.0, beta=0.0, transa=False, transb=False,
+                         out=None, out_dtype=None, a_dtype=None, b_dtype=None):
+        """gpk_gemm_blockscaled: FP8 A and B with DeepSeek-V3's fine-grained scales.
+
+        With kb = ceil(k / 128) and nb = ceil(n / 128):
+          C[i, j] = alpha * sum_q scale_a[i, q] * scale_b[j // 128, q]
+                            * sum_{p in [128q, 128q + 128)} op(A)[i, p] op(B)[p, j] + beta * C[i, j]
+        scale_a is m x kb (one scale per row of op(A) and block of 128 along k),
+        scale_b is nb x kb (one per 128 x 128 block of op(B)), float32, in the
+        column-major order the C API reads (scale_a[i, q] at q * m + i, as
+        DeepGEMM keeps them): Fortran-ordered 2-D arrays, or 1-D arrays of m * kb
+        and nb * kb elements in that order. Host arrays of another order or float
+        dtype are copied to it; device arrays must already be so. The scales live
+        where A and B do (host or the same GPU). Everything else as gemm_ex.
+        """
+        where = "Context.gemm_blockscaled"
+        self._h()
+        return self._gemm_mixed(where, A, B, C, alpha, beta, transa, transb, out, out_dtype, a_dtype, b_dtype,
+                                scales=(scale_a, scale_b))
+
+    def _gemm_mixed(self, where, A, B, C, alpha, beta, transa, transb, out, out_dtype, a_dtype, b_dtype,
+                    scales=None, a=None, b=None):
+        """gemm_ex or (with scales) gemm_blockscaled; `a` and `b` are the operands of
+        A and B where the caller has read them already."""
+        h = self._h()
+        alpha, beta = _scalar(alpha, "alpha", where), _scalar(beta, "beta", where)
+        transa, transb = _flag(transa, "transa", where), _flag(transb, "transb", where)
+        a_bits = _dtype_arg(a_dtype, "a_dtype", where)
+        b_bits = _dtype_arg(b_dtype, "b_dtype", where)
+        c_bits = _dtype_arg(out_dtype, "out_dtype", where)
+        if a is None:
+            a = _arrays.as_input(A, "A", where, self, a_bits)
+        elif a_bits is not None:
+            _arrays.as_bits(a, a_bits, "A", where, "a_dtype")
+        if b is None:
+            b = _arrays.as_input(B, "B", where, self, b_bits)
+        elif b_bits is not None:
+            _arrays.as_bits(b, b_bits, "B", where, "b_dtype")
+        _arrays.require_ndim(a, 2, "A", where)
+        _arrays.require_ndim(b, 2, "B", where)
+        m, k = a.shape[::-1] if transa else a.shape
+        k_b, n = b.shape[::-1] if transb else b.shape
+        if k_b != k:
+            raise invalid(f"B: op(B) has {k_b} rows but op(A) has {k} columns; the two must agree (k)", where)
+
+        c = None
+        if C is not None:
+            c = _arrays.as_input(C, "C", where, self, c_bits)
+        elif beta != 0:
+            raise invalid(f"beta ({beta}) is nonzero but C is None: there is nothing to add", where)
+        caller_out = out is not None
+        o = _arrays.as_output(out, "out", where, self, c_bits) if caller_out else None
+        if c_bits is None:
+            if o is not None:
+                c_bits = o.code
+            elif c is not None:
+                c_bits = c.code
+            else:
+                c_bits = F32 if a.code in _FP8_AND_16BIT else a.code
+        if c is not None:
+            if c.code != c_bits:
+                raise invalid(f"C has dtype {c.dtype} but the result is {_arrays.dtype_label(c_bits)}; "
+                              "C and the result (out, out_dtype) must be one dtype", where)
+            self._check_shape(c, (m, n), "C", where)
+
+        proto = None
+        if caller_out:
+            self._check_shape(o, (m, n), "out", where)
+        else:
+            dtype = _arrays.NUMPY_DTYPES.get(c_bits)
+            if dtype is None:
+                raise invalid(f"out_dtype is {_arrays.dtype_label(c_bits)}, which numpy has no dtype for here "
+                              "(install ml_dtypes), or pass out=", where)
+            proto = c if c is not None else _arrays.result_proto(a, b)
+            order = _result_order(*((c,) if c is not None else (a, b)))
+            try:
+                out = _arrays.empty_like(proto, (m, n), dtype, order, where, self)
+            except InvalidArgumentError:
+                raise
+            except (TypeError, ValueError, AttributeError) as e:
+                kind = type(proto.obj)
+                raise invalid(
+                    f"out_dtype: a {dtype} result cannot be made like a {kind.__module__}.{kind.__name__} ({e}); "
+                    f"pass out= (for bfloat16, an array of 16-bit integers, with out_dtype=gpk.BF16)",
+                    where,
+                ) from None
+            o = _arrays.as_output(out, "out", where, self, c_bits)
+        storages = o.storages()
+        if not storages:
+            raise invalid(f"out needs a unit stride along one axis, but its strides are {o.strides}", where)
+        orient = ROW if ROW in storages else COL
+        a, lda, transa_code = _matrix_in(a, orient, transa, "A", where)
+        b, ldb, transb_code = _matrix_in(b, orient, transb, "B", where)
+        sa = sb = None
+        if scales is not None:
+            kb = -(-k // 128)
+            sa = self._scales_in(scales[0], m, kb, "scale_a", "op(A)'s rows", a.device, where)
+            sb = self._scales_in(scales[1], -(-n // 128), kb, "scale_b", "op(B)'s column blocks of 128", a.device,
+                                 where)
+
+        # C's values go into an array of ours before the call, as in gemm: out itself
+        # when it is ours, else a scratch copy that replaces out's contents on success.
+        target = None
+        if c is None or beta == 0:
+            beta = 0.0
+        elif not _same_view(c, o):
+            for x, name in ((a, "A"), (b, "B")):
+                if _arrays.overlaps(o, x):
+                    raise invalid(f"out overlaps {name}: the output must not alias an input", where)
+            if c.device != o.device:
+                raise invalid("C and out must both be host arrays or both device arrays (or pass out=C)", where)
+            if caller_out:
+                try:
+                    target = _arrays.empty_like(o, (m, n), o.dtype, "C" if orient == ROW else "F", where, self)
+                except InvalidArgumentError:
+                    raise invalid(
+                        f"C and out are separate arrays of a type gpk cannot allocate scratch like "
+                        f"({type(out).__module__}.{type(out).__name__}): pass out=C to update C in place",
+                        where,
+                    ) from None
+                t = _arrays.as_output(target, "out", where, self, c_bits)
+                _arrays.copy_into(t, c, where, self)
+            else:
+                _arrays.copy_into(o, c, where, self)
+        ptr_c, ldc = (t.ptr, t.storages()[orient]) if target is not None else (o.ptr, storages[orient])
+
+        layout = ROW_MAJOR if orient == ROW else COL_MAJOR
+        if sa is None:
+            status = self._calls.gemm_ex(
+                self._hv, layout, transa_code, transb_code, m, n, k, alpha,
+                a.code, a.ptr, lda, b.code, b.ptr, ldb, beta, c_bits, ptr_c, ldc,
+            )
+            if status:
+                check(status, h, "gpk_gemm_ex")
+        else:
+            status = self._calls.gemm_blockscaled(
+                self._hv, layout, transa_code, transb_code, m, n, k, alpha,
+                a.code, a.ptr, lda, sa.ptr, b.code, b.ptr, ldb, sb.ptr, beta, c_bits, ptr_c, ldc,
+            )
+            if status:
+                check(status, h, "gpk_gemm_blockscaled")
+        if target is not None:
+            _arrays.copy_into(o, t, where, self)
+        operands = (a, b, c, o, sa, sb)
+        if all(op is None or op.source is None for op in operands):
+            return out
+        return self._handed_out(out, proto, operands, where)
+
+    def _scales_in(self, S, rows, kb, name, what, device, where):
+        """The operand of a scale array: rows x kb float32 with element [i, q] at
+        q * rows + i (column-major), or that many elements in a row; host arrays of
+        another order or float dtype become such a copy."""
+        if S is None:
+            raise invalid(f"{name} is None: gemm_blockscaled needs the scales ({rows} x {kb} float32)", where)
+        s = _arrays.as_input(S, name, where, self)
+        if s.device != device:
+            raise invalid(
+                f"{name} is in {'device' if s.device else 'host'} memory but A is in "
+                f"{'device' if device else 'host'} memory: the scales live where A and B do",
+                where,
+            )
+        want = f"{rows} x {kb} ({what} x ceil(k / 128) blocks along k), or 1-D with {rows * kb} elements"
+        if len(s.shape) == 2:
+            if tuple(s.shape) != (rows, kb):
+                raise invalid(f"{name} has shape {tuple(s.shape)}; it must be {want}", where)
+            packed = s.size == 0 or s.storages().get(COL) == max(1, rows)
+        elif len(s.shape) == 1:
+            if s.shape[0] != rows * kb:
+                raise invalid(f"{name} has shape {tuple(s.shape)}; it must be {want}", where)
+            packed = s.size <= 1 or s.strides[0] == s.dtype.itemsize
+        else:
+            raise invalid(f"{name} has shape {tuple(s.shape)}; it must be {want}", where)
+        if s.dtype == np.float32 and packed:
+            return s
+        if s.device:
+            if s.dtype != np.float32:
+                raise invalid(f"{name} has dtype {s.dtype}; the scales are float32", where)
+            raise invalid(f"{name} (strides {s.strides}) must be column-major and packed: element [i, q] at "
+                          f"q * {rows} + i, as a Fortran-ordered array holds it", where)
+        if s.dtype.kind != "f" and s.code not in (F16, BF16):
+            raise invalid(f"{name} has dtype {s.dtype}; the scales are float32 (other floats are converted)", where)
+        copy = _arrays._from_numpy(np.asarray(s.obj).astype(np.float32, order="F"))
+        copy.source = s.source
+        return copy
+
     def _gemm_short(self, A, B, alpha, beta, transa, transb, out):
         """The commonest call in fewer steps: A, B (and out, when given) C-ordered
         device arrays of one dtype, no C. Every check the general path makes for
@@ -648,7 +912,7 @@ class Context:
             check(status, self._handle, "gpk_gemm")
         return result
 
-    def matmul(self, A, B, out=None):
+    def matmul(self, A, B, out=None, out_dtype=None, a_dtype=None, b_dtype=None):
         """A @ B over stacks of matrices, with numpy.matmul's conventions: A is
         (batch, m, k) or (m, k), B is (batch, k, n) or (k, n), the result
         (batch, m, n) -- (m, n) when both are 2-D. A 2-D operand, or one whose
@@ -662,18 +926,41 @@ class Context:
         when given -- (batch, m, n), row-major matrices, written only by the
         library, after its checks, so a failed call leaves it as it was -- else to
         a new array like the inputs (numpy or the device arrays' library).
+
+        FP8 operands (ml_dtypes.float8_e4m3fn / float8_e5m2, any mix), or any of
+        out_dtype, a_dtype and b_dtype, go through gpk_gemm_ex, one call per product,
+        with its dtype rules (see gemm_ex): the result is float32 unless out_dtype
+        (or out) says otherwise, e.g. ml_dtypes.bfloat16; float16 or bfloat16 stacks
+        give a float32 result with out_dtype=np.float32. The products' arguments are
+        the same, so an argument libgpk refuses is refused at the first product,
+        before anything is written.
         """
         where = "Context.matmul"
         h = self._handle
         if h is None:
             self._h()  # raises
-        a = _arrays.as_input(A, "A", where, self)
-        b = _arrays.as_input(B, "B", where, self)
+        a_bits = _dtype_arg(a_dtype, "a_dtype", where)
+        b_bits = _dtype_arg(b_dtype, "b_dtype", where)
+        c_bits = _dtype_arg(out_dtype, "out_dtype", where)
+        a = _arrays.as_input(A, "A", where, self, a_bits)
+        b = _arrays.as_input(B, "B", where, self, b_bits)
         for op, name in ((a, "A"), (b, "B")):
             if len(op.shape) not in (2, 3):
                 raise invalid(f"{name} must be 2-D (one matrix) or 3-D (a stack), but its shape is {op.shape}", where)
+        mixed = (c_bits is not None or a_bits is not None or b_bits is not None or a.code in _arrays.FP8_CODES
+                 or b.code in _arrays.FP8_CODES)
         dtype = a.dtype
-        if b.dtype != dtype:
+        if mixed:
+            if c_bits is None:
+                if out is not None:
+                    c_bits = _arrays.as_output(out, "out", where, self).code
+                else:
+                    c_bits = F32 if a.code in _FP8_AND_16BIT else a.code
+            dtype = _arrays.NUMPY_DTYPES.get(c_bits) if out is None else None
+            if out is None and dtype is None:
+                raise invalid(f"out_dtype is {_arrays.dtype_label(c_bits)}, which numpy has no dtype for here "
+                              "(install ml_dtypes), or pass out=", where)
+        elif b.dtype != dtype:
             raise invalid(f"B has dtype {b.dtype} but A has dtype {dtype}; they must match", where)
         m, k = a.shape[-2:]
         k_b, n = b.shape[-2:]
@@ -703,10 +990,10 @@ class Context:
         if out is None:
             proto = _arrays.result_proto(a, b)
             out = _arrays.empty_like(proto, shape, dtype, "C", where, self)
-        o = _arrays.as_output(out, "out", where, self)
+        o = _arrays.as_output(out, "out", where, self, c_bits if mixed else None)
         if tuple(o.shape) != shape:
             raise invalid(f"out has shape {tuple(o.shape)}, expected {shape}", where)
-        if o.dtype != dtype:
+        if not mixed and o.dtype != dtype:
             raise invalid(f"out has dtype {o.dtype}, expected {dtype}", where)
         ldc, stride_c = _stack_out(o, batch, where)
         if batch == 0 or m == 0 or n == 0:
@@ -714,12 +1001,25 @@ class Context:
             # pointers (an empty stack's, whatever its strides say) are never
             # handed to the library. (k == 0 does call it: the products are zeros.)
             return out if proto is None or proto.source is None else _dlpack.deliver(out, proto.source, where)
-        status = self._calls.gemm_strided_batched(
-            self._hv, a.code, ROW_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0,
-            a.ptr, lda, stride_a, b.ptr, ldb, stride_b, 0.0, o.ptr, ldc, stride_c, batch,
-        )
-        if status:
-            check(status, h, "gpk_gemm_strided_batched")
+        if mixed:
+            # gpk_gemm_ex has no batched form: a call per product, at the products'
+            # addresses (strides in elements of each operand's own size).
+            sizes = (a.dtype.itemsize, b.dtype.itemsize, o.dtype.itemsize)
+            for i in range(batch):
+                status = self._calls.gemm_ex(
+                    self._hv, ROW_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0,
+                    a.code, a.ptr + i * stride_a * sizes[0], lda, b.code, b.ptr + i * stride_b * sizes[1], ldb,
+                    0.0, c_bits, o.ptr + i * stride_c * sizes[2], ldc,
+                )
+                if status:
+                    check(status, h, "gpk_gemm_ex")
+        else:
+            status = self._calls.gemm_strided_batched(
+                self._hv, a.code, ROW_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0,
+                a.ptr, lda, stride_a, b.ptr, ldb, stride_b, 0.0, o.ptr, ldc, stride_c, batch,
+            )
+            if status:
+                check(status, h, "gpk_gemm_strided_batched")
         if a.source is None and b.source is None and o.source is None:
             return out
         return self._handed_out(out, proto, (a, b, o), where)
@@ -744,6 +1044,9 @@ class Context:
         code = v.code
         if code is None:
             code = _arrays.gpk_dtype(v.dtype, "x", where)  # raises, naming the dtype
+        if code not in _RESULT_TYPES:  # FP8: an input of gemm_ex alone
+            raise _arrays.unsupported(f"x has dtype {v.dtype}; reduce takes float32, float64, int32, int64, float16 "
+                                      "and bfloat16", where)
         result = _RESULT_TYPES[code]()
         status = self._calls.reduce(self._hv, code, op_code, v.ptr, v.size, ctypes.addressof(result))
         if status:
@@ -877,6 +1180,11 @@ class Context:
             if held:
                 pending.append((event, held))
         return _dlpack.deliver(out, proto.source, where) if fresh else out
+
+    @staticmethod
+    def _check_shape(op, shape, name, where):
+        if len(op.shape) != 2 or tuple(op.shape) != tuple(shape):
+            raise invalid(f"{name} has shape {tuple(op.shape)} but the result is {shape[0]} x {shape[1]}", where)
 
     @staticmethod
     def _check_result(op, shape, dtype, name, where):
