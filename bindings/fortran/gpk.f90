@@ -36,6 +36,20 @@
 !> real(c_double) for F64, integer(c_int64_t) for I32 and I64).
 !> gpk_set_math_mode / gpk_get_math_mode bind as is.
 !>
+!> gpk_gemm_ex and gpk_gemm_blockscaled are generic too: their C-shaped specifics
+!> gpk_gemm_ex_c and gpk_gemm_blockscaled_c, and array forms whose arguments follow
+!> the C order, a dtype before each array: FP8 A and B in integer(c_int8_t) arrays
+!> (a_dtype, b_dtype GPK_F8E4M3 or GPK_F8E5M2) with C real(c_float) (C is F32), or
+!> with a c_dtype (GPK_F16 or GPK_BF16) and C integer(c_int16_t); and for
+!> gpk_gemm_ex, F16 or BF16 A and B in integer(c_int16_t) arrays with C
+!> real(c_float). E.g. gpk_gemm_ex(ctx, GPK_F8E4M3, A, GPK_F8E5M2, B, GPK_BF16, C)
+!> or gpk_gemm_blockscaled(ctx, GPK_F8E4M3, A, scale_a, GPK_F8E4M3, B, scale_b, C).
+!> Each array form takes only the dtypes its arrays hold (any other would have the
+!> library read or write elements of another size); the combinations themselves
+!> are the library's rule. The scales are real(c_float) arrays scale_a(m, kb) and
+!> scale_b(nb, kb), kb = ceil(k / 128), nb = ceil(n / 128): column-major, the order
+!> the C API reads them in (scale_a(i, q) is op(A)'s row i over block q along k).
+!>
 !> gpk_gemm_strided_batched is generic too: its C-shaped specific
 !> gpk_gemm_strided_batched_c, and array forms on rank-3 real(c_float) /
 !> real(c_double) arrays A(:, :, b), B(:, :, b), C(:, :, b), product b in the last
@@ -51,7 +65,8 @@
 module gpk
   use, intrinsic :: iso_c_binding
   implicit none
-  private :: c_string, report, fail, too_small, dtype16, gemm_sizes, batch_sizes, transpose_any, strlen
+  private :: c_string, report, fail, too_small, dtype16, dtype_in, gemm_sizes, blockscale_sizes, mixed_options, &
+    mixed_call, first_int8, first_int16, first_float, batch_sizes, transpose_any, strlen
 
   ! ---------------------------------------------------------------- constants --
 
@@ -286,6 +301,55 @@ module gpk
     module procedure gpk_gemm_batched_f32, gpk_gemm_batched_f64
   end interface gpk_gemm_strided_batched
 
+  interface gpk_gemm_ex
+    function gpk_gemm_ex_c(ctx, layout, transa, transb, m, n, k, alpha, a_dtype, A, lda, b_dtype, B, ldb, &
+                           beta, c_dtype, C, ldc) bind(c, name='gpk_gemm_ex') result(status)
+      import :: c_int, c_int64_t, c_double, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: layout, transa, transb
+      integer(c_int64_t), value :: m, n, k
+      real(c_double), value :: alpha
+      integer(c_int), value :: a_dtype
+      type(c_ptr), value :: A
+      integer(c_int64_t), value :: lda
+      integer(c_int), value :: b_dtype
+      type(c_ptr), value :: B
+      integer(c_int64_t), value :: ldb
+      real(c_double), value :: beta
+      integer(c_int), value :: c_dtype
+      type(c_ptr), value :: C
+      integer(c_int64_t), value :: ldc
+      integer(c_int) :: status
+    end function gpk_gemm_ex_c
+    module procedure gpk_gemm_ex_f8_f32, gpk_gemm_ex_f8_16bit, gpk_gemm_ex_16bit_f32
+  end interface gpk_gemm_ex
+
+  interface gpk_gemm_blockscaled
+    function gpk_gemm_blockscaled_c(ctx, layout, transa, transb, m, n, k, alpha, a_dtype, A, lda, scale_a, &
+                                    b_dtype, B, ldb, scale_b, beta, c_dtype, C, ldc) &
+        bind(c, name='gpk_gemm_blockscaled') result(status)
+      import :: c_int, c_int64_t, c_double, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: layout, transa, transb
+      integer(c_int64_t), value :: m, n, k
+      real(c_double), value :: alpha
+      integer(c_int), value :: a_dtype
+      type(c_ptr), value :: A
+      integer(c_int64_t), value :: lda
+      type(c_ptr), value :: scale_a
+      integer(c_int), value :: b_dtype
+      type(c_ptr), value :: B
+      integer(c_int64_t), value :: ldb
+      type(c_ptr), value :: scale_b
+      real(c_double), value :: beta
+      integer(c_int), value :: c_dtype
+      type(c_ptr), value :: C
+      integer(c_int64_t), value :: ldc
+      integer(c_int) :: status
+    end function gpk_gemm_blockscaled_c
+    module procedure gpk_gemm_blockscaled_f32, gpk_gemm_blockscaled_16bit
+  end interface gpk_gemm_blockscaled
+
   interface gpk_reduce
     function gpk_reduce_c(ctx, dtype, op, x, n, res) bind(c, name='gpk_reduce') result(status)
       import :: c_int, c_int64_t, c_ptr
@@ -475,6 +539,54 @@ contains
     end if
     status = fail(trim(message), errmsg)
   end function dtype16
+
+  !> A dtype argument `name` of an array form that holds elements of `first` or
+  !> `second` only (the two dtypes of the arrays' size): anything else is refused by
+  !> name, before the library can read or write past the arrays.
+  function dtype_in(call, name, dtype, first, second, arrays, errmsg) result(status)
+    character(len=*), intent(in) :: call, name, arrays
+    integer(c_int), intent(in) :: dtype, first, second
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    character(len=*), parameter :: names(0:7) = [character(len=10) :: 'GPK_F32', 'GPK_F64', 'GPK_I32', &
+                                                 'GPK_I64', 'GPK_F16', 'GPK_BF16', 'GPK_F8E4M3', 'GPK_F8E5M2']
+    character(len=240) :: message
+    character(len=24) :: given
+
+    status = GPK_SUCCESS
+    if (dtype == first .or. dtype == second) return
+    if (dtype >= lbound(names, 1) .and. dtype <= ubound(names, 1)) then
+      given = names(dtype)
+    else
+      write (given, '(i0)') dtype
+    end if
+    write (message, '(12a)') call, ': ', name, ' (', trim(given), ') must be ', trim(names(first)), ' or ', &
+      trim(names(second)), ' with ', arrays
+    status = fail(trim(message), errmsg)
+  end function dtype_in
+
+  !> The blocks of gpk_gemm_blockscaled: scale_a must be m x kb and scale_b nb x kb
+  !> (kb = ceil(k / 128), nb = ceil(n / 128)), else the rule, naming the scale.
+  function blockscale_sizes(shape_sa, shape_sb, m, n, k, errmsg) result(status)
+    integer(c_int64_t), intent(in) :: shape_sa(2), shape_sb(2), m, n, k
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    integer(c_int64_t) :: kb, nb
+    character(len=200) :: message
+
+    status = GPK_SUCCESS
+    kb = (k + 127) / 128
+    nb = (n + 127) / 128
+    if (shape_sa(1) /= m .or. shape_sa(2) /= kb) then
+      write (message, '(a,i0,a,i0,a,i0,a,i0,a)') 'gpk_gemm_blockscaled: scale_a is ', shape_sa(1), ' x ', &
+        shape_sa(2), ' but must be ', m, ' x ', kb, ' (m x ceil(k / 128))'
+      status = fail(trim(message), errmsg)
+    else if (shape_sb(1) /= nb .or. shape_sb(2) /= kb) then
+      write (message, '(a,i0,a,i0,a,i0,a,i0,a)') 'gpk_gemm_blockscaled: scale_b is ', shape_sb(1), ' x ', &
+        shape_sb(2), ' but must be ', nb, ' x ', kb, ' (ceil(n / 128) x ceil(k / 128))'
+      status = fail(trim(message), errmsg)
+    end if
+  end function blockscale_sizes
 
   !> m, n, k of C = op(A) op(B) from the shapes, or the shape rule they break (the
   !> message names `call`, the generic the user called).
@@ -933,6 +1045,205 @@ contains
     if (size(B) > 0) pb = c_loc(B)
     status = transpose_any(ctx, dtype, shape(A, kind=c_int64_t), shape(B, kind=c_int64_t), pa, pb, errmsg)
   end function gpk_transpose_16bit
+
+  ! ------------------------------------------------------- FP8, mixed dtypes ---
+
+  !> The optional arguments of the mixed-dtype forms, defaults filled in: alpha 1,
+  !> beta 0 (C not read), GPK_NO_TRANS.
+  subroutine mixed_options(alpha, beta, transa, transb, al, be, ta, tb)
+    real(c_float), intent(in), optional :: alpha, beta
+    integer(c_int), intent(in), optional :: transa, transb
+    real(c_double), intent(out) :: al, be
+    integer(c_int), intent(out) :: ta, tb
+    al = 1
+    be = 0
+    ta = GPK_NO_TRANS
+    tb = GPK_NO_TRANS
+    if (present(alpha)) al = alpha
+    if (present(beta)) be = beta
+    if (present(transa)) ta = transa
+    if (present(transb)) tb = transb
+  end subroutine mixed_options
+
+  !> The call itself, for every array form of gpk_gemm_ex and gpk_gemm_blockscaled
+  !> (scaled: with sa and sb): shapes checked, then column-major with each array's
+  !> rows as its leading dimension. c_loc needs a nonzero size; the library reads
+  !> no empty array.
+  function mixed_call(ctx, call, scaled, a_dtype, shape_a, pa, b_dtype, shape_b, pb, c_dtype, shape_c, pc, &
+                      shape_sa, sa, shape_sb, sb, alpha, beta, transa, transb, errmsg) result(status)
+    type(c_ptr), intent(in) :: ctx
+    character(len=*), intent(in) :: call
+    logical, intent(in) :: scaled
+    integer(c_int), intent(in) :: a_dtype, b_dtype, c_dtype
+    integer(c_int64_t), intent(in) :: shape_a(2), shape_b(2), shape_c(2), shape_sa(2), shape_sb(2)
+    type(c_ptr), intent(in) :: pa, pb, pc, sa, sb
+    real(c_float), intent(in), optional :: alpha, beta
+    integer(c_int), intent(in), optional :: transa, transb
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    real(c_double) :: al, be
+    integer(c_int) :: ta, tb
+    integer(c_int64_t) :: m, n, k
+
+    call mixed_options(alpha, beta, transa, transb, al, be, ta, tb)
+    status = gemm_sizes(call, shape_a, shape_b, shape_c, ta, tb, m, n, k, errmsg)
+    if (status /= GPK_SUCCESS) return
+    if (scaled) then
+      status = blockscale_sizes(shape_sa, shape_sb, m, n, k, errmsg)
+      if (status /= GPK_SUCCESS) return
+      status = gpk_gemm_blockscaled_c(ctx, GPK_COL_MAJOR, ta, tb, m, n, k, al, &
+                                      a_dtype, pa, max(1_c_int64_t, shape_a(1)), sa, &
+                                      b_dtype, pb, max(1_c_int64_t, shape_b(1)), sb, &
+                                      be, c_dtype, pc, max(1_c_int64_t, shape_c(1)))
+    else
+      status = gpk_gemm_ex_c(ctx, GPK_COL_MAJOR, ta, tb, m, n, k, al, &
+                             a_dtype, pa, max(1_c_int64_t, shape_a(1)), &
+                             b_dtype, pb, max(1_c_int64_t, shape_b(1)), &
+                             be, c_dtype, pc, max(1_c_int64_t, shape_c(1)))
+    end if
+    call report(ctx, status, errmsg)
+  end function mixed_call
+
+  !> The address of an array's first element, or c_null_ptr for an empty one.
+  function first_int8(x) result(p)
+    integer(c_int8_t), intent(in), target, contiguous :: x(:, :)
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (size(x) > 0) p = c_loc(x)
+  end function first_int8
+
+  function first_int16(x) result(p)
+    integer(c_int16_t), intent(in), target, contiguous :: x(:, :)
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (size(x) > 0) p = c_loc(x)
+  end function first_int16
+
+  function first_float(x) result(p)
+    real(c_float), intent(in), target, contiguous :: x(:, :)
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (size(x) > 0) p = c_loc(x)
+  end function first_float
+
+  !> C (F32) = alpha * op(A) * op(B) + beta * C for FP8 A and B (a_dtype, b_dtype
+  !> GPK_F8E4M3 or GPK_F8E5M2) held as integer(c_int8_t) bits.
+  function gpk_gemm_ex_f8_f32(ctx, a_dtype, A, b_dtype, B, C, alpha, beta, transa, transb, errmsg) result(status)
+    type(c_ptr), intent(in) :: ctx
+    integer(c_int), intent(in) :: a_dtype, b_dtype
+    integer(c_int8_t), intent(in), target, contiguous :: A(:, :), B(:, :)
+    real(c_float), intent(inout), target, contiguous :: C(:, :)
+    real(c_float), intent(in), optional :: alpha, beta
+    integer(c_int), intent(in), optional :: transa, transb
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    status = dtype_in('gpk_gemm_ex', 'a_dtype', a_dtype, GPK_F8E4M3, GPK_F8E5M2, 'integer(c_int8_t) A', errmsg)
+    if (status /= GPK_SUCCESS) return
+    status = dtype_in('gpk_gemm_ex', 'b_dtype', b_dtype, GPK_F8E4M3, GPK_F8E5M2, 'integer(c_int8_t) B', errmsg)
+    if (status /= GPK_SUCCESS) return
+    status = mixed_call(ctx, 'gpk_gemm_ex', .false., a_dtype, shape(A, kind=c_int64_t), first_int8(A), &
+                        b_dtype, shape(B, kind=c_int64_t), first_int8(B), GPK_F32, shape(C, kind=c_int64_t), &
+                        first_float(C), [0_c_int64_t, 0_c_int64_t], c_null_ptr, [0_c_int64_t, 0_c_int64_t], &
+                        c_null_ptr, alpha, beta, transa, transb, errmsg)
+  end function gpk_gemm_ex_f8_f32
+
+  !> As gpk_gemm_ex_f8_f32, with C of c_dtype GPK_F16 or GPK_BF16 held as
+  !> integer(c_int16_t) bits.
+  function gpk_gemm_ex_f8_16bit(ctx, a_dtype, A, b_dtype, B, c_dtype, C, alpha, beta, transa, transb, errmsg) &
+      result(status)
+    type(c_ptr), intent(in) :: ctx
+    integer(c_int), intent(in) :: a_dtype, b_dtype, c_dtype
+    integer(c_int8_t), intent(in), target, contiguous :: A(:, :), B(:, :)
+    integer(c_int16_t), intent(inout), target, contiguous :: C(:, :)
+    real(c_float), intent(in), optional :: alpha, beta
+    integer(c_int), intent(in), optional :: transa, transb
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    status = dtype_in('gpk_gemm_ex', 'a_dtype', a_dtype, GPK_F8E4M3, GPK_F8E5M2, 'integer(c_int8_t) A', errmsg)
+    if (status /= GPK_SUCCESS) return
+    status = dtype_in('gpk_gemm_ex', 'b_dtype', b_dtype, GPK_F8E4M3, GPK_F8E5M2, 'integer(c_int8_t) B', errmsg)
+    if (status /= GPK_SUCCESS) return
+    status = dtype_in('gpk_gemm_ex', 'c_dtype', c_dtype, GPK_F16, GPK_BF16, 'integer(c_int16_t) C', errmsg)
+    if (status /= GPK_SUCCESS) return
+    status = mixed_call(ctx, 'gpk_gemm_ex', .false., a_dtype, shape(A, kind=c_int64_t), first_int8(A), &
+                        b_dtype, shape(B, kind=c_int64_t), first_int8(B), c_dtype, shape(C, kind=c_int64_t), &
+                        first_int16(C), [0_c_int64_t, 0_c_int64_t], c_null_ptr, [0_c_int64_t, 0_c_int64_t], &
+                        c_null_ptr, alpha, beta, transa, transb, errmsg)
+  end function gpk_gemm_ex_f8_16bit
+
+  !> C (F32) = alpha * op(A) * op(B) + beta * C for F16 or BF16 A and B (a_dtype,
+  !> b_dtype; the library takes them equal) held as integer(c_int16_t) bits.
+  function gpk_gemm_ex_16bit_f32(ctx, a_dtype, A, b_dtype, B, C, alpha, beta, transa, transb, errmsg) &
+      result(status)
+    type(c_ptr), intent(in) :: ctx
+    integer(c_int), intent(in) :: a_dtype, b_dtype
+    integer(c_int16_t), intent(in), target, contiguous :: A(:, :), B(:, :)
+    real(c_float), intent(inout), target, contiguous :: C(:, :)
+    real(c_float), intent(in), optional :: alpha, beta
+    integer(c_int), intent(in), optional :: transa, transb
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    status = dtype_in('gpk_gemm_ex', 'a_dtype', a_dtype, GPK_F16, GPK_BF16, 'integer(c_int16_t) A', errmsg)
+    if (status /= GPK_SUCCESS) return
+    status = dtype_in('gpk_gemm_ex', 'b_dtype', b_dtype, GPK_F16, GPK_BF16, 'integer(c_int16_t) B', errmsg)
+    if (status /= GPK_SUCCESS) return
+    status = mixed_call(ctx, 'gpk_gemm_ex', .false., a_dtype, shape(A, kind=c_int64_t), first_int16(A), &
+                        b_dtype, shape(B, kind=c_int64_t), first_int16(B), GPK_F32, shape(C, kind=c_int64_t), &
+                        first_float(C), [0_c_int64_t, 0_c_int64_t], c_null_ptr, [0_c_int64_t, 0_c_int64_t], &
+                        c_null_ptr, alpha, beta, transa, transb, errmsg)
+  end function gpk_gemm_ex_16bit_f32
+
+  !> gpk_gemm_blockscaled on FP8 integer(c_int8_t) A and B with scale_a(m, kb) and
+  !> scale_b(nb, kb); C F32.
+  function gpk_gemm_blockscaled_f32(ctx, a_dtype, A, scale_a, b_dtype, B, scale_b, C, alpha, beta, transa, &
+                                    transb, errmsg) result(status)
+    type(c_ptr), intent(in) :: ctx
+    integer(c_int), intent(in) :: a_dtype, b_dtype
+    integer(c_int8_t), intent(in), target, contiguous :: A(:, :), B(:, :)
+    real(c_float), intent(in), target, contiguous :: scale_a(:, :), scale_b(:, :)
+    real(c_float), intent(inout), target, contiguous :: C(:, :)
+    real(c_float), intent(in), optional :: alpha, beta
+    integer(c_int), intent(in), optional :: transa, transb
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    status = dtype_in('gpk_gemm_blockscaled', 'a_dtype', a_dtype, GPK_F8E4M3, GPK_F8E5M2, 'integer(c_int8_t) A', &
+                      errmsg)
+    if (status /= GPK_SUCCESS) return
+    status = dtype_in('gpk_gemm_blockscaled', 'b_dtype', b_dtype, GPK_F8E4M3, GPK_F8E5M2, 'integer(c_int8_t) B', &
+                      errmsg)
+    if (status /= GPK_SUCCESS) return
+    status = mixed_call(ctx, 'gpk_gemm_blockscaled', .true., a_dtype, shape(A, kind=c_int64_t), first_int8(A), &
+                        b_dtype, shape(B, kind=c_int64_t), first_int8(B), GPK_F32, shape(C, kind=c_int64_t), &
+                        first_float(C), shape(scale_a, kind=c_int64_t), first_float(scale_a), &
+                        shape(scale_b, kind=c_int64_t), first_float(scale_b), alpha, beta, transa, transb, errmsg)
+  end function gpk_gemm_blockscaled_f32
+
+  !> As gpk_gemm_blockscaled_f32, with C of c_dtype GPK_F16 or GPK_BF16 held as
+  !> integer(c_int16_t) bits.
+  function gpk_gemm_blockscaled_16bit(ctx, a_dtype, A, scale_a, b_dtype, B, scale_b, c_dtype, C, alpha, beta, &
+                                      transa, transb, errmsg) result(status)
+    type(c_ptr), intent(in) :: ctx
+    integer(c_int), intent(in) :: a_dtype, b_dtype, c_dtype
+    integer(c_int8_t), intent(in), target, contiguous :: A(:, :), B(:, :)
+    real(c_float), intent(in), target, contiguous :: scale_a(:, :), scale_b(:, :)
+    integer(c_int16_t), intent(inout), target, contiguous :: C(:, :)
+    real(c_float), intent(in), optional :: alpha, beta
+    integer(c_int), intent(in), optional :: transa, transb
+    character(len=*), intent(inout), optional :: errmsg
+    integer(c_int) :: status
+    status = dtype_in('gpk_gemm_blockscaled', 'a_dtype', a_dtype, GPK_F8E4M3, GPK_F8E5M2, 'integer(c_int8_t) A', &
+                      errmsg)
+    if (status /= GPK_SUCCESS) return
+    status = dtype_in('gpk_gemm_blockscaled', 'b_dtype', b_dtype, GPK_F8E4M3, GPK_F8E5M2, 'integer(c_int8_t) B', &
+                      errmsg)
+    if (status /= GPK_SUCCESS) return
+    status = dtype_in('gpk_gemm_blockscaled', 'c_dtype', c_dtype, GPK_F16, GPK_BF16, 'integer(c_int16_t) C', errmsg)
+    if (status /= GPK_SUCCESS) return
+    status = mixed_call(ctx, 'gpk_gemm_blockscaled', .true., a_dtype, shape(A, kind=c_int64_t), first_int8(A), &
+                        b_dtype, shape(B, kind=c_int64_t), first_int8(B), c_dtype, shape(C, kind=c_int64_t), &
+                        first_int16(C), shape(scale_a, kind=c_int64_t), first_float(scale_a), &
+                        shape(scale_b, kind=c_int64_t), first_float(scale_b), alpha, beta, transa, transb, errmsg)
+  end function gpk_gemm_blockscaled_16bit
 
   ! ------------------------------------------------------------------ trace ---
 
