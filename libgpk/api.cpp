@@ -409,8 +409,9 @@ extern "C" {
 GPK_API gpk_status gpk_gemm_ex(gpk_context *handle, int layout, int transa, int transb, int64_t m, int64_t n,
                                int64_t k, double alpha, int a_dtype, const void *A, int64_t lda, int b_dtype,
                                const void *B, int64_t ldb, double beta, int c_dtype, void *C, int64_t ldc) {
-    // All three equal is gpk_gemm's call, answered exactly as gpk_gemm answers it.
-    if (a_dtype == b_dtype && b_dtype == c_dtype)
+    // All three equal is gpk_gemm's call, answered exactly as gpk_gemm answers it; all
+    // three FP8 is a C dtype outside the contract, which check_gemm_ex names.
+    if (a_dtype == b_dtype && b_dtype == c_dtype && !is_fp8(c_dtype))
         return gpk_gemm(handle, a_dtype, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     ContextRef ref;
     GPK_FORWARD_IF_ERROR(acquire(handle, &ref));

@@ -210,12 +210,23 @@ gpk_status fetch(gpk_context &ctx, void *out, const void *src, int64_t ld, int64
 
 // ---- gemm -------------------------------------------------------------------------
 
-// The rung that checks rung `index` for a dtype: the vendor's, or, when the vendor's
-// is the one checked, the reference rung; -1 when that does not take the dtype (F16
-// and BF16), and the host backend's reference checks it instead (gemm_on_host).
-int gemm_checker(const Ladder<GemmArgs> &ladder, int index, int dtype) {
-    if (index != ladder.vendor) return ladder.vendor;
-    return (ladder.rungs[ladder.reference].dtypes & dtype_bit(dtype)) ? ladder.reference : -1;
+// The rung that checks rung `index` on this call: the vendor's when it takes the call
+// and is not the one checked, else the reference rung when it takes the dtype and is
+// not the one checked; -1 otherwise (F16 and BF16 checking the vendor's; a gpk_gemm_ex
+// call that the vendor's refuses, checking the reference), and the host backend's
+// reference checks it instead (gemm_on_host).
+gpk_status gemm_checker(gpk_context &ctx, const Ladder<GemmArgs> &ladder, int index, const GemmArgs &a, int *ci) {
+    const char *why_not = nullptr;
+    if (index != ladder.vendor) {
+        GPK_FORWARD_IF_ERROR(takes(ctx, ladder, ladder.vendor, a, a.dtype, &why_not));
+        if (why_not == nullptr) {
+            *ci = ladder.vendor;
+            return GPK_SUCCESS;
+        }
+    }
+    const bool reference = index != ladder.reference && (ladder.rungs[ladder.reference].dtypes & dtype_bit(a.dtype));
+    *ci = reference ? ladder.reference : -1;
+    return GPK_SUCCESS;
 }
 
 // The host backend's reference as a checker's launcher: the device operands are
@@ -223,19 +234,31 @@ int gemm_checker(const Ladder<GemmArgs> &ladder, int index, int dtype) {
 // back into C's place (which holds C's old values when beta != 0). Its host memory is
 // taken when it runs: in the staging pipeline, after earlier chunks were written.
 gpk_status gemm_on_host(gpk_context &ctx, const GemmArgs &a) {
-    const size_t es = dtype_size(a.dtype);
+    // Each operand in its own element size (gpk_gemm_ex's differ).
+    const size_t esa = a_size(a), esb = b_size(a), es = c_size(a);
     const Storage sa{a.transa ? a.k : a.m, a.transa ? a.m : a.k, a.lda};
     const Storage sb{a.transb ? a.n : a.k, a.transb ? a.k : a.n, a.ldb};
+    // Block scales: kb lines of one scale per group of rows (columns), ld apart.
+    const int64_t kb = (a.k + 127) / 128;
+    const Storage ssa{(a.m + a.scale_a_group - 1) / a.scale_a_group, kb, a.scale_a_ld};
+    const Storage ssb{(a.n + a.scale_b_group - 1) / a.scale_b_group, kb, a.scale_b_ld};
+    const bool scaled = a.scale_a != nullptr && a.k > 0;
     std::vector<unsigned char> A, B, C;
+    std::vector<float> SA, SB;
     try {
-        A.resize(static_cast<size_t>(sa.inner * sa.outer) * es);
-        B.resize(static_cast<size_t>(sb.inner * sb.outer) * es);
+        A.resize(static_cast<size_t>(sa.inner * sa.outer) * esa);
+        B.resize(static_cast<size_t>(sb.inner * sb.outer) * esb);
         C.resize(static_cast<size_t>(a.m * a.n) * es);
+        if (scaled) SA.resize(static_cast<size_t>(ssa.span())), SB.resize(static_cast<size_t>(ssb.span()));
     } catch (const std::bad_alloc &) {
         return fail(&ctx, GPK_ERROR_OUT_OF_MEMORY, "out of host memory for the validation copy");
     }
-    GPK_FORWARD_IF_ERROR(copy_matrix(ctx, A.data(), sa.inner, a.A, a.lda, sa.inner, sa.outer, es, cudaMemcpyDeviceToHost));
-    GPK_FORWARD_IF_ERROR(copy_matrix(ctx, B.data(), sb.inner, a.B, a.ldb, sb.inner, sb.outer, es, cudaMemcpyDeviceToHost));
+    GPK_FORWARD_IF_ERROR(copy_matrix(ctx, A.data(), sa.inner, a.A, a.lda, sa.inner, sa.outer, esa, cudaMemcpyDeviceToHost));
+    GPK_FORWARD_IF_ERROR(copy_matrix(ctx, B.data(), sb.inner, a.B, a.ldb, sb.inner, sb.outer, esb, cudaMemcpyDeviceToHost));
+    if (scaled) {
+        GPK_FORWARD_IF_ERROR(copy_bytes(ctx, SA.data(), a.scale_a, SA.size() * sizeof(float), cudaMemcpyDeviceToHost));
+        GPK_FORWARD_IF_ERROR(copy_bytes(ctx, SB.data(), a.scale_b, SB.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    }
     if (gemm_reads_c(a))
         GPK_FORWARD_IF_ERROR(copy_matrix(ctx, C.data(), a.m, a.C, a.ldc, a.m, a.n, es, cudaMemcpyDeviceToHost));
     GPK_FORWARD_IF_ERROR(sync(ctx));
@@ -243,15 +266,45 @@ gpk_status gemm_on_host(gpk_context &ctx, const GemmArgs &a) {
     h.A = A.data(), h.lda = sa.inner;
     h.B = B.data(), h.ldb = sb.inner;
     h.C = C.data(), h.ldc = a.m;
+    if (scaled) h.scale_a = SA.data(), h.scale_b = SB.data();
     GPK_FORWARD_IF_ERROR(host::gemm(ctx, h));
     GPK_FORWARD_IF_ERROR(copy_matrix(ctx, a.C, a.ldc, C.data(), a.m, a.m, a.n, es, cudaMemcpyHostToDevice));
     return sync(ctx);
 }
 
+// Device arrays: rung `run_index` computes C in place; in validation mode the checker
+// of rung `index` recomputes into its own buffer from a snapshot of C, everything it
+// needs taken before the variant runs, and the two are compared on the host.
+gpk_status gemm_device(gpk_context &ctx, const GemmArgs &a, int run_index, int index, bool validate) {
+    const Ladder<GemmArgs> &ladder = gemm_ladder(GPK_BACKEND_CUDA);
+    const size_t es = c_size(a);  // C's element size (every operand's for gpk_gemm)
+    if (!validate) return ladder.rungs[run_index].run(ctx, a);
+    int ci = -1;
+    GPK_FORWARD_IF_ERROR(gemm_checker(ctx, ladder, index, a, &ci));
+    const Launcher<GemmArgs> check_run = ci >= 0 ? ladder.rungs[ci].run : gemm_on_host;
+    const char *check_name = ci >= 0 ? ladder.rungs[ci].name : "host";
+    void *check = nullptr;
+    std::vector<unsigned char> space;
+    const size_t bytes_c = static_cast<size_t>(a.m * a.n) * es;
+    GPK_FORWARD_IF_ERROR(reserve(ctx, &space, 2 * bytes_c));
+    GPK_FORWARD_IF_ERROR(cuda::buffer(ctx, Slot::Check, bytes_c, &check));
+    if (gemm_reads_c(a))
+        GPK_FORWARD_IF_ERROR(copy_matrix(ctx, check, a.m, a.C, a.ldc, a.m, a.n, es, cudaMemcpyDeviceToDevice));
+    GPK_FORWARD_IF_ERROR(ladder.rungs[run_index].run(ctx, a));
+    GemmArgs c = a;
+    c.C = check, c.ldc = a.m;
+    GPK_FORWARD_IF_ERROR(check_run(ctx, c));
+    unsigned char *got = space.data(), *want = got + bytes_c;
+    GPK_FORWARD_IF_ERROR(fetch(ctx, got, a.C, a.ldc, a.m, a.n, es));
+    GPK_FORWARD_IF_ERROR(fetch(ctx, want, check, a.m, a.m, a.n, es));
+    validation::GemmCheck verdict(ctx, a);
+    verdict.add(got, a.m, want, a.m, a.m, a.n, 0, 0);
+    return verdict.verdict(ctx, ladder.rungs[index].name, check_name);
+}
+
 // *ran: the rung that ran (for a staged call under "auto", that of its last piece).
 gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row_major, int *ran) {
     const Ladder<GemmArgs> &ladder = gemm_ladder(GPK_BACKEND_CUDA);
-    const size_t es = dtype_size(user.dtype);
     GemmArgs a = user;
     // k == 0 or alpha == 0 (in the dtype: scalars.hpp) leaves C = beta * C: A and B
     // are not read (CBLAS), and the reference rung does exactly that with k = 0,
@@ -263,17 +316,34 @@ gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row
     *ran = !scale_only ? index : is_16bit(a.dtype) ? ladder.vendor : ladder.reference;
     const Launcher<GemmArgs> run = ladder.rungs[*ran].run;
     const bool validate = ctx.validation && !scale_only;
-    const int ci = gemm_checker(ladder, index, a.dtype);
-    const Launcher<GemmArgs> check_run = ci >= 0 ? ladder.rungs[ci].run : gemm_on_host;
-    const char *check_name = ci >= 0 ? ladder.rungs[ci].name : "host";
 
-    bool dev_a = true, dev_b = true, dev_c = true;
+    bool dev_a = true, dev_b = true, dev_c = true, dev_s = true;
     if (a.k > 0) {
         GPK_FORWARD_IF_ERROR(locate(ctx, a.A, "A", &dev_a));
         GPK_FORWARD_IF_ERROR(locate(ctx, a.B, "B", &dev_b));
+        if (a.scale_a != nullptr) {
+            bool sa = true, sb = true;
+            GPK_FORWARD_IF_ERROR(locate(ctx, a.scale_a, row_major ? "scale_b" : "scale_a", &sa));
+            GPK_FORWARD_IF_ERROR(locate(ctx, a.scale_b, row_major ? "scale_a" : "scale_b", &sb));
+            dev_s = sa && sb;
+        }
     }
     GPK_FORWARD_IF_ERROR(locate(ctx, a.C, "C", &dev_c));
+    if (is_gemm_ex_class(a.dtype) && !(dev_a && dev_b && dev_c && dev_s)) {
+        // gpk_gemm_ex's host arrays go up in one piece (dispatch_ex.cpp); the rung is
+        // chosen again, or asked again, on the device copies, whose alignment may differ.
+        return gemm_ex_staged(ctx, a, [&](const GemmArgs &d) -> gpk_status {
+            int i = *ran;
+            if (!scale_only) GPK_FORWARD_IF_ERROR(select(ctx, GPK_OP_GEMM, ladder, d, d.dtype, &i));
+            *ran = i;
+            return gemm_device(ctx, d, i, scale_only ? index : i, validate);
+        });
+    }
     if (!(dev_a && dev_b && dev_c)) {
+        int ci = -1;
+        GPK_FORWARD_IF_ERROR(gemm_checker(ctx, ladder, index, a, &ci));
+        const Launcher<GemmArgs> check_run = ci >= 0 ? ladder.rungs[ci].run : gemm_on_host;
+        const char *check_name = ci >= 0 ? ladder.rungs[ci].name : "host";
         // The caller's B stays resident: after the row-major swap that is the normalized A.
         const cuda::Checker<GemmArgs> check{check_run, ladder.rungs[index].name, check_name};
         AutoScope scope{ctx.tuning.get()};
@@ -283,29 +353,7 @@ gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row
         if (scope.ran >= 0) *ran = scope.ran;
         return st;
     }
-
-    // Validation recomputes into its own buffer from a snapshot of C; everything it
-    // needs is taken before the variant runs.
-    void *check = nullptr;
-    std::vector<unsigned char> space;
-    const size_t bytes_c = static_cast<size_t>(a.m * a.n) * es;
-    if (validate) {
-        GPK_FORWARD_IF_ERROR(reserve(ctx, &space, 2 * bytes_c));
-        GPK_FORWARD_IF_ERROR(cuda::buffer(ctx, Slot::Check, bytes_c, &check));
-        if (gemm_reads_c(a))
-            GPK_FORWARD_IF_ERROR(copy_matrix(ctx, check, a.m, a.C, a.ldc, a.m, a.n, es, cudaMemcpyDeviceToDevice));
-    }
-    GPK_FORWARD_IF_ERROR(run(ctx, a));
-    if (!validate) return GPK_SUCCESS;
-    GemmArgs c = a;
-    c.C = check, c.ldc = a.m;
-    GPK_FORWARD_IF_ERROR(check_run(ctx, c));
-    unsigned char *got = space.data(), *want = got + bytes_c;
-    GPK_FORWARD_IF_ERROR(fetch(ctx, got, a.C, a.ldc, a.m, a.n, es));
-    GPK_FORWARD_IF_ERROR(fetch(ctx, want, check, a.m, a.m, a.n, es));
-    validation::GemmCheck verdict(ctx, a);
-    verdict.add(got, a.m, want, a.m, a.m, a.n, 0, 0);
-    return verdict.verdict(ctx, ladder.rungs[index].name, check_name);
+    return gemm_device(ctx, a, *ran, index, validate);
 }
 
 // ---- reduce -----------------------------------------------------------------------

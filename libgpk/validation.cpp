@@ -33,6 +33,11 @@ double as_double(BF16Bits v) { return bf16_to_float(v.bits); }
 
 double gemm_tolerance(const gpk_context &ctx, const GemmArgs &a) {
     const double k = static_cast<double>(a.k + 2);
+    if (a.dtype == kGemmFp8 || a.dtype == kGemmFp8Blockscaled) {
+        const int c = c_dtype_of(a);
+        const double round_c = c == GPK_F16 ? 2 * 0x1p-11 : c == GPK_BF16 ? 2 * 0x1p-8 : 0.0;
+        return 2 * 0x1p-9 * std::sqrt(k) + 8 * 0x1p-24 * k + round_c;
+    }
     switch (a.dtype) {
         case GPK_F64: return 8 * 0x1p-53 * k;
         case GPK_F16: return 8 * 0x1p-24 * k + 2 * 0x1p-11;

@@ -18,7 +18,10 @@ namespace gpk::validation {
 // rounding of A and B to a 10-bit mantissa (2^-11 relative each, 2^-10 when the
 // hardware truncates: a product errs by about 2^-9). The gemm comparisons have always
 // measured against the largest |C| rather than sum |a b|, which holds for the random
-// and the one-signed data they are made for.
+// and the one-signed data they are made for. gpk_gemm_ex's F16/BF16 with F32 C is F32's;
+// FP8 is the contract's 2^-9 per side on sum |a b|, taken as sqrt(k + 2) times the
+// largest |C| (sums of k products of random signs grow as sqrt(k), their sum |a b| as
+// k), plus each side's rounding of C to its dtype.
 double gemm_tolerance(const gpk_context &ctx, const GemmArgs &a);
 
 // gemm: the largest |difference| between the variant's C and the checker's, against
@@ -27,7 +30,8 @@ double gemm_tolerance(const gpk_context &ctx, const GemmArgs &a);
 // order among the largest differences.
 class GemmCheck {
 public:
-    GemmCheck(const gpk_context &ctx, const GemmArgs &a) : dtype_(a.dtype), relative_(gemm_tolerance(ctx, a)) {}
+    // Elements are read in C's dtype (gpk_gemm_ex's C differs from its operands).
+    GemmCheck(const gpk_context &ctx, const GemmArgs &a) : dtype_(c_dtype_of(a)), relative_(gemm_tolerance(ctx, a)) {}
     // A tile of C, rows x cols from C(row0, col0): the variant's in `got`, the
     // checker's in `want`, column-major with leading dimensions ld_got and ld_want.
     void add(const void *got, int64_t ld_got, const void *want, int64_t ld_want, int64_t rows, int64_t cols,
