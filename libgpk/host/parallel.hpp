@@ -3,9 +3,10 @@
 // OpenMP's runtime cannot be used for them: when libgomp fails to create a thread
 // (an address-space or thread limit reached) it prints "Thread creation failed" and
 // calls exit(1) from inside the parallel region, and the library must never end the
-// process. Here each loop starts its helper threads with std::thread, where a failed
-// creation is an exception: the loop then runs on the threads it has, the calling
-// thread included, so that it always completes -- on one thread if need be.
+// process. Here the helpers are std::threads of a pool the library keeps between
+// loops (parallel.cpp), where a failed creation is an exception: the loop then runs
+// on the threads there are, the calling thread included, so that it always completes
+// -- on one thread if need be.
 //
 // The number of threads is OpenMP's (omp_get_max_threads(): OMP_NUM_THREADS and the
 // CPU affinity are honoured as before), asked without starting an OpenMP team; one
