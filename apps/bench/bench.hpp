@@ -195,6 +195,9 @@ public:
     virtual int op() const = 0;                 // GPK_OP_*
     virtual const char *op_name() const = 0;    // "gemm"
     virtual int dtype() const { return -1; }    // GPK_F32...; -1 for none (pi)
+    // The dtype in the tables and the JSON: its name ("f32"), or for gemm_ex the
+    // operands' and C's ("e4m3xe4m3->bf16"); "-" for none.
+    virtual std::string dtype_label() const;
     virtual std::vector<std::pair<const char *, uint64_t>> sizes() const = 0;  // {"m", 4096}, ...
     virtual std::string shape_note() const { return ""; }  // "column-major, C = A B"
     virtual double work() const = 0;            // per call, counted in unit_scale()s
@@ -245,6 +248,20 @@ struct GemmSettings {
 };
 std::unique_ptr<Case> make_gemm_case(const Env &env, int dtype, int64_t m, int64_t n, int64_t k,
                                      const GemmSettings &settings = {});
+// gemm_ex and gemm_blockscaled (gemm_ex.cpp): a dtype per operand -- FP8 A and B
+// (GPK_F8E4M3 / GPK_F8E5M2) into F32, F16 or BF16 C, or F16 / BF16 into F32 -- per tensor
+// or with block scales, in any layout and transposition; TN (cuBLASLt's only FP8
+// layout) by default, leading dimensions odd where asked.
+struct GemmExSettings {
+    int a_dtype = GPK_F8E4M3, b_dtype = GPK_F8E4M3, c_dtype = GPK_BF16;
+    bool block_scaled = false;
+    int layout = GPK_COL_MAJOR;
+    int transa = GPK_TRANS, transb = GPK_NO_TRANS;
+    bool odd_ld = false;
+};
+std::unique_ptr<Case> make_gemm_ex_case(const Env &env, int64_t m, int64_t n, int64_t k, const GemmExSettings &s);
+// The settings' dtypes as the tables name them: "e4m3xe5m2->bf16", "... block", "bf16xbf16->f32".
+std::string gemm_ex_label(const GemmExSettings &s);
 // Square n x n x n products, as many as fill about operand_bytes per operand.
 std::unique_ptr<Case> make_gemm_batched_case(const Env &env, int dtype, int64_t n, size_t operand_bytes);
 std::unique_ptr<Case> make_reduce_case(const Env &env, int dtype, int64_t n);
@@ -325,6 +342,12 @@ std::optional<Roofline> roofline_of(Env &env, const RooflineWork &w);
 // under the vendor, the memory-bound rungs and "auto", with their roofline fractions
 // and a summary. Appends the cases' results; returns how many failed.
 int run_membound_sweep(Env &env, const RunOptions &run, bool quick, std::vector<CaseResult> *results);
+
+// After a run with gemm_ex cases (gemm_ex.cpp; --shapes fp8 has them all): each case's
+// best rung against the vendor, "auto" against the best, the layouts cuBLASLt refuses
+// and 4097^3 against our TN rates, block scaling against per tensor, 16-bit gemm_ex
+// against gemm -- the targets, side by side. Prints nothing without such cases.
+void print_fp8_summary(const std::vector<CaseResult> &results);
 
 // The table's title line for a case: "gemm f32  m=4096 n=4096 k=4096".
 std::string case_title(const CaseResult &r);

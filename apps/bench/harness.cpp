@@ -303,6 +303,8 @@ void fill_ratios(std::vector<Row> &rows, size_t ladder_size) {
 
 }  // namespace
 
+std::string Case::dtype_label() const { return gpk_app::dtype_name(dtype()); }
+
 const char *status_name(Row::Status status) {
     switch (status) {
         case Row::Status::kOk: return "ok";
@@ -316,7 +318,7 @@ const char *status_name(Row::Status status) {
 CaseResult run_case(Env &env, Case &c, const RunOptions &opt) {
     CaseResult r;
     r.op = c.op_name();
-    r.dtype = gpk_app::dtype_name(c.dtype());
+    r.dtype = c.dtype_label();
     r.sizes = c.sizes();
     r.unit = c.unit();
     r.memory = env.memory_name();

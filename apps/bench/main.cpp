@@ -19,6 +19,7 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -39,7 +40,25 @@ struct Spec {
     int op;
     int dtype;  // -1 for pi
     std::vector<uint64_t> dims;
+    bool ex = false;     // gemm through gpk_gemm_ex / gpk_gemm_blockscaled, as `ex` says
+    GemmExSettings ex_settings{};
 };
+
+// --dtype's FP8 names, gemm only (gpk_gemm_ex): kept apart from the GPK_* values,
+// which name one dtype where these name A's and B's.
+constexpr int kFp8 = 100;        // fp8: E4M3 x E4M3
+constexpr int kFp8E5M2 = 101;    // fp8-e5m2: E5M2 x E5M2
+constexpr int kFp8Mixed = 102;   // fp8-mixed: E4M3 x E5M2
+int parse_fp8(const std::string &name) {
+    if (name == "fp8" || name == "fp8-e4m3") return kFp8;
+    if (name == "fp8-e5m2") return kFp8E5M2;
+    if (name == "fp8-mixed") return kFp8Mixed;
+    return -1;
+}
+bool is_fp8_choice(int dtype) { return dtype >= kFp8 && dtype <= kFp8Mixed; }
+const char *fp8_choice_name(int dtype) {
+    return dtype == kFp8 ? "fp8" : dtype == kFp8E5M2 ? "fp8-e5m2" : "fp8-mixed";
+}
 
 using gpk_app::kOpCount;
 // gemm_batched's batch fills about this much per operand (A, B and C each), small
@@ -96,7 +115,9 @@ struct Options {
     bool quick = false;
     bool list = false;
     std::string tune;  // --tune FILE: the tuning table to measure and write
-    std::string shapes;  // --shapes membound: that sweep instead of the ops' tables
+    std::string shapes;  // --shapes membound or fp8: that sweep instead of the ops' tables
+    int c_dtype = -1;    // --c-dtype: C's dtype for gemm_ex (-1: BF16 for FP8, else the inputs')
+    bool scale_tensor = false, scale_block = false;  // --scaling (neither: the default)
     int backend = GPK_BACKEND_AUTO;
     int device = 0;
     GemmSettings gemm;  // --math, --ld
@@ -112,7 +133,8 @@ void usage(std::FILE *to) {
                  "usage: %s [--op gemm|reduce|transpose|pi|gemm_batched|all] [--size S[,S...]] [--dtype f32|f64|i32|i64[,...]]\n"
                  "                 [--variant NAME[,NAME...]] [--memory device|pinned] [--repeat R] [--json FILE]\n"
                  "                 [--quick] [--backend auto|cuda|host] [--device N] [--list]\n"
-                 "                 [--math default|tf32] [--ld tight|odd] [--tune FILE] [--shapes membound]\n"
+                 "                 [--math default|tf32] [--ld tight|odd] [--tune FILE] [--shapes membound|fp8]\n"
+                 "                 [--c-dtype f32|f16|bf16] [--scaling tensor|block]\n"
                  "  --op       ops to run, comma-separated (default all; reduce,transpose with --memory pinned)\n"
                  "  --size     gemm: N or MxNxK; reduce: N; transpose: N or ROWSxCOLS; pi: samples;\n"
                  "             gemm_batched: N (N x N x N products, the batch filling about 1 GiB per operand).\n"
@@ -121,7 +143,15 @@ void usage(std::FILE *to) {
                  "             16384^2 (f64: 8192^2); pi 2^32 samples; gemm_batched f32 and f64, 4 to 512)\n"
                  "  --dtype    element types, comma-separated: f32, f64, i32, i64, f16, bf16 (default: gemm\n"
                  "             f32,f64; reduce f32,i32; transpose f32,f64); pi has none. gemm of f16 or bf16\n"
-                 "             without --size runs 1024^3, 4096^3, 8192^3, 8192x8192x256 and 4097^3\n"
+                 "             without --size runs 1024^3, 4096^3, 8192^3, 8192x8192x256 and 4097^3. gemm also\n"
+                 "             takes fp8 (E4M3 x E4M3), fp8-e5m2 (E5M2 x E5M2) and fp8-mixed (E4M3 x E5M2):\n"
+                 "             gpk_gemm_ex, TN (cuBLASLt's FP8 layout), C bf16 unless --c-dtype says otherwise;\n"
+                 "             without --size 4096^3, 8192^3, 4096x7168x16384, 4096x24576x1536, 8192x8192x1024.\n"
+                 "             Each row is held to the contract's bound on a sample of C computed exactly\n"
+                 "  --c-dtype  C's dtype for gemm_ex: f32, f16 or bf16 (FP8 default bf16); with f16 or bf16\n"
+                 "             inputs, f32 makes the mixed-precision gemm_ex (F16/BF16 -> F32)\n"
+                 "  --scaling  FP8 scaling, comma-separated: tensor (gpk_gemm_ex, the scale in alpha; the\n"
+                 "             default) or block (gpk_gemm_blockscaled, DeepSeek-V3's 1x128 and 128x128 scales)\n"
                  "  --math     gemm's math mode (gpk_set_math_mode): default (exact FP32) or tf32, in which\n"
                  "             F32 gemm may use TF32 tensor cores (without --size: the f16 shapes above)\n"
                  "  --ld       gemm's leading dimensions: tight (default, the matrices' heights) or odd (the\n"
@@ -152,7 +182,13 @@ void usage(std::FILE *to) {
                  "  --shapes   membound: skinny products (M of 1 to 128 rows against W of 8192x8192, 28672x8192\n"
                  "             and 12288x5120, both orientations) and Gram products (8x8 to 128x128, k of 2^20 to\n"
                  "             2^23) in f64, f32, tf32, f16 and bf16, under the vendor, skinny, gram and auto (or\n"
-                 "             --variant), with roofline fractions and a summary (apps/bench/membound.cpp)\n"
+                 "             --variant), with roofline fractions and a summary (apps/bench/membound.cpp).\n"
+                 "             fp8: gemm_ex at the sizes of --dtype fp8 (TN), 4097^3 with odd leading dimensions,\n"
+                 "             NN, NT, TT and row-major NN at 8192^3, block scaling at 4096x7168x16384 and\n"
+                 "             8192^3, and bf16 -> f32 at 8192^3; every rung, the vendor's, auto and the 16-bit\n"
+                 "             gemm (or, block-scaled, the per-tensor FP8 gemm) timed beside them, then a\n"
+                 "             summary of each case against its target. Small sizes (each / 64) on the host\n"
+                 "             backend or with --quick\n"
                  "  --tune     measure the tuning table of this GPU (\"auto\" chooses from it: gpk_load_tuning,\n"
                  "             GPK_TUNING) over its grid of shapes, for --op (default every op), and write it\n"
                  "             to FILE; --quick: a small grid (apps/bench/tune.cpp lists both)\n"
@@ -225,17 +261,34 @@ int parse(int argc, char **argv, Options *opt) {
             const auto names = missing ? std::nullopt : gpk_app::parse_list(value);
             if (!names) return bad(list_problem("--dtype", "dtypes", missing, value));
             for (const std::string &name : *names) {
-                const int dtype = gpk_app::parse_dtype(name);
+                const int dtype = parse_fp8(name) >= 0 ? parse_fp8(name) : gpk_app::parse_dtype(name);
                 if (dtype < 0)
-                    return bad("--dtype: unknown dtype '" + name + "'; the choices are " + gpk_app::dtype_choices());
+                    return bad("--dtype: unknown dtype '" + name + "'; the choices are " + gpk_app::dtype_choices() +
+                               " (and for gemm fp8, fp8-e5m2 and fp8-mixed)");
                 opt->dtypes.push_back(dtype);
+            }
+        } else if (gpk_app::take_option(argc, argv, &i, "--c-dtype", &value, &missing)) {
+            const int dtype = missing ? -1 : gpk_app::parse_dtype(value);
+            if (dtype != GPK_F32 && dtype != GPK_F16 && dtype != GPK_BF16)
+                return bad(missing ? "--c-dtype needs a value: f32, f16 or bf16"
+                                   : "--c-dtype: unknown C dtype '" + value + "'; the choices are f32, f16 and bf16");
+            opt->c_dtype = dtype;
+        } else if (gpk_app::take_option(argc, argv, &i, "--scaling", &value, &missing)) {
+            const auto names = missing ? std::nullopt : gpk_app::parse_list(value);
+            if (!names) return bad(list_problem("--scaling", "scalings", missing, value));
+            for (const std::string &name : *names) {
+                if (name != "tensor" && name != "block")
+                    return bad("--scaling: unknown scaling '" + name + "'; the choices are tensor and block");
+                (name == "tensor" ? opt->scale_tensor : opt->scale_block) = true;
             }
         } else if (gpk_app::take_option(argc, argv, &i, "--math", &value, &missing)) {
             if (missing) return bad("--math needs a value");
             if (value != "default" && value != "tf32") return bad("unknown math mode '" + value + "' (default or tf32)");
             opt->gemm.math = value == "tf32" ? GPK_MATH_TF32 : GPK_MATH_DEFAULT;
         } else if (gpk_app::take_option(argc, argv, &i, "--shapes", &value, &missing)) {
-            if (missing || value != "membound") return bad("--shapes takes one sweep: membound");
+            if (missing || (value != "membound" && value != "fp8"))
+                return bad(missing ? "--shapes needs a value: membound or fp8"
+                                   : "--shapes: unknown sweep '" + value + "'; the choices are membound and fp8");
             opt->shapes = value;
         } else if (gpk_app::take_option(argc, argv, &i, "--ld", &value, &missing)) {
             if (missing) return bad("--ld needs a value");
@@ -269,6 +322,9 @@ int parse(int argc, char **argv, Options *opt) {
             return 2;
         }
     }
+    // FP8 is gemm's alone: asked for by itself, it means gemm.
+    const bool all_fp8 = !opt->dtypes.empty() && std::all_of(opt->dtypes.begin(), opt->dtypes.end(), is_fp8_choice);
+    if (opt->ops.empty() && (opt->shapes == "fp8" || all_fp8)) opt->ops = {GPK_OP_GEMM};
     if (opt->ops.empty()) {
         if (opt->pinned)
             opt->ops = {GPK_OP_REDUCE, GPK_OP_TRANSPOSE};
@@ -298,6 +354,104 @@ bool valid_dims(int op, const std::vector<uint64_t> &d) {
     }
 }
 
+// gemm_ex's settings for a --dtype choice: FP8 A and B, C as --c-dtype says (BF16 by
+// default), TN; or 16-bit A and B into --c-dtype's C, NN as gemm's own tables.
+GemmExSettings ex_settings(const Options &opt, int dtype) {
+    GemmExSettings s;
+    if (is_fp8_choice(dtype)) {
+        s.a_dtype = dtype == kFp8E5M2 ? GPK_F8E5M2 : GPK_F8E4M3;
+        s.b_dtype = dtype == kFp8 ? GPK_F8E4M3 : GPK_F8E5M2;
+        s.c_dtype = opt.c_dtype >= 0 ? opt.c_dtype : GPK_BF16;
+    } else {
+        s.a_dtype = s.b_dtype = dtype;
+        s.c_dtype = opt.c_dtype;
+        s.transa = GPK_NO_TRANS;
+    }
+    s.odd_ld = opt.gemm.odd_ld;
+    return s;
+}
+
+// F16 or BF16 gemm with another --c-dtype: gpk_gemm_ex's mixed precision.
+bool mixed_16bit(const Options &opt, int dtype) {
+    return (dtype == GPK_F16 || dtype == GPK_BF16) && opt.c_dtype >= 0 && opt.c_dtype != dtype;
+}
+
+// --dtype fp8 without --size: the square and LLM-layer shapes, per tensor (TN).
+const std::vector<std::vector<uint64_t>> kFp8Shapes = {
+    {4096}, {8192}, {4096, 7168, 16384}, {4096, 24576, 1536}, {8192, 8192, 1024}};
+const std::vector<std::vector<uint64_t>> kFp8SmallShapes = {{64}, {128, 96, 160}};
+
+// gemm_ex cases of a --dtype choice at `sizes`, once per --scaling (per tensor by default).
+void add_gemm_ex(const Options &opt, int dtype, const std::vector<std::vector<uint64_t>> &sizes,
+                 std::vector<Spec> *specs) {
+    GemmExSettings s = ex_settings(opt, dtype);
+    const bool block = opt.scale_block && is_fp8_choice(dtype);
+    const bool tensor = opt.scale_tensor || !opt.scale_block || !is_fp8_choice(dtype);
+    for (const auto &dims : sizes) {
+        if (tensor) specs->push_back({GPK_OP_GEMM, dtype, dims, true, s});
+        if (block) {
+            s.block_scaled = true;
+            specs->push_back({GPK_OP_GEMM, dtype, dims, true, s});
+            s.block_scaled = false;
+        }
+    }
+}
+
+// --shapes fp8: the cases, in one run (`small`: each dimension / 64). The FP8
+// dtype is the first --dtype fp8 choice (fp8 by default), C --c-dtype's (bf16).
+std::vector<Spec> fp8_sweep(const Options &opt, bool small) {
+    int dtype = kFp8;
+    for (int d : opt.dtypes)
+        if (is_fp8_choice(d)) {
+            dtype = d;
+            break;
+        }
+    const auto sized = [small](std::vector<uint64_t> dims) {
+        for (uint64_t &d : dims) d = small ? std::max<uint64_t>(1, d / 64) : d;
+        return dims;
+    };
+    const bool tensor = opt.scale_tensor || !opt.scale_block;
+    const bool block_everywhere = opt.scale_block && !opt.scale_tensor;
+    const bool block_targets = opt.scale_block || !opt.scale_tensor;
+    std::vector<Spec> specs;
+    const GemmExSettings base = ex_settings(opt, dtype);
+    const auto add = [&](std::vector<uint64_t> dims, GemmExSettings s) {
+        specs.push_back({GPK_OP_GEMM, dtype, dims, true, s});
+    };
+    for (const auto &dims : kFp8Shapes) {
+        GemmExSettings s = base;
+        if (tensor) add(sized(dims), s);
+        const bool target = dims == std::vector<uint64_t>{4096, 7168, 16384} || dims == std::vector<uint64_t>{8192};
+        if (block_everywhere || (block_targets && target)) {
+            s.block_scaled = true;
+            add(sized(dims), s);
+        }
+    }
+    if (!tensor) return specs;
+    // 4097^3, every leading dimension odd: what cuBLASLt cannot run at all.
+    GemmExSettings odd = base;
+    odd.odd_ld = true;
+    add({sized({4096})[0] + 1}, odd);
+    // The layouts cuBLASLt refuses, at 8192^3.
+    for (const auto &[layout, ta, tb] : {std::tuple{GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS},
+                                         std::tuple{GPK_COL_MAJOR, GPK_NO_TRANS, GPK_TRANS},
+                                         std::tuple{GPK_COL_MAJOR, GPK_TRANS, GPK_TRANS},
+                                         std::tuple{GPK_ROW_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS}}) {
+        GemmExSettings s = base;
+        s.layout = layout;
+        s.transa = ta;
+        s.transb = tb;
+        add(sized({8192}), s);
+    }
+    // gemm_ex's 16-bit inputs into F32 C, against BF16 gemm in the same layout.
+    GemmExSettings mixed;
+    mixed.a_dtype = mixed.b_dtype = GPK_BF16;
+    mixed.c_dtype = GPK_F32;
+    mixed.transa = GPK_NO_TRANS;
+    specs.push_back({GPK_OP_GEMM, GPK_BF16, sized({8192}), true, mixed});
+    return specs;
+}
+
 // The tables to print, in order: the defaults, with --dtype and --size replacing
 // the default dtypes and sizes of each op.
 bool plan(const Options &opt, bool small, std::vector<Spec> *specs) {
@@ -320,6 +474,11 @@ bool plan(const Options &opt, bool small, std::vector<Spec> *specs) {
                     std::printf("%s: gemm is floating point only; skipping %s\n", kProg, gpk_app::dtype_name(dtype));
                     continue;
                 }
+                if (op != GPK_OP_GEMM && is_fp8_choice(dtype)) {
+                    std::printf("%s: %s is gemm's alone (gpk_gemm_ex); skipping it for %s\n", kProg,
+                                fp8_choice_name(dtype), gpk_app::op_name(op));
+                    continue;
+                }
                 dtypes.push_back(dtype);
             }
         }
@@ -336,6 +495,10 @@ bool plan(const Options &opt, bool small, std::vector<Spec> *specs) {
             }
         }
         for (int dtype : dtypes) {
+            if (op == GPK_OP_GEMM && (is_fp8_choice(dtype) || mixed_16bit(opt, dtype))) {
+                add_gemm_ex(opt, dtype, opt.sizes.empty() ? (small ? kFp8SmallShapes : kFp8Shapes) : sizes, specs);
+                continue;
+            }
             // The tensor-core dtypes and modes have their own default shapes.
             const bool tensor = op == GPK_OP_GEMM && opt.sizes.empty() && !small && !opt.pinned &&
                                 (dtype == GPK_F16 || dtype == GPK_BF16 || (dtype == GPK_F32 && opt.gemm.math == GPK_MATH_TF32));
@@ -349,6 +512,9 @@ std::unique_ptr<Case> make_case(const Env &env, const Spec &s, const GemmSetting
     const auto dim = [&](size_t i) { return static_cast<int64_t>(s.dims[std::min(i, s.dims.size() - 1)]); };
     switch (s.op) {
         case GPK_OP_GEMM:
+            if (s.ex)
+                return s.dims.size() == 1 ? make_gemm_ex_case(env, dim(0), dim(0), dim(0), s.ex_settings)
+                                          : make_gemm_ex_case(env, dim(0), dim(1), dim(2), s.ex_settings);
             return s.dims.size() == 1 ? make_gemm_case(env, s.dtype, dim(0), dim(0), dim(0), gemm)
                                       : make_gemm_case(env, s.dtype, dim(0), dim(1), dim(2), gemm);
         case GPK_OP_REDUCE: return make_reduce_case(env, s.dtype, dim(0));
@@ -485,6 +651,8 @@ int main(int argc, char **argv) {
         RunOptions run;
         run.repeat = opt.repeat ? opt.repeat : small ? kQuickRepeat : kDefaultRepeat;
         run.variants = opt.variants;
+        // The sweep's targets include what "auto" makes of each case.
+        if (opt.shapes == "fp8" && run.variants.empty()) run.variants = {"all", "auto"};
         if (!opt.repeat && !small && env->cuda && !env->pinned) {
             run.min_timed_ms = kMinTimedMs;
             run.short_repeat = kShortRepeat;
@@ -509,6 +677,8 @@ int main(int argc, char **argv) {
         if (opt.shapes == "membound") {
             specs.clear();
             failed += run_membound_sweep(*env, run, opt.quick, &results);
+        } else if (opt.shapes == "fp8") {
+            specs = fp8_sweep(opt, small);
         }
         for (const Spec &spec : specs) {
             std::unique_ptr<Case> c;
@@ -527,6 +697,7 @@ int main(int argc, char **argv) {
 
         // JSON only where asked: a run leaves no file behind in the current directory.
         const bool written = opt.json.empty() || write_json(opt.json, info, results);
+        print_fp8_summary(results);
         if (!opt.json.empty() && written)
             std::printf("\nwrote %s\n", opt.json.c_str());
         else if (!written)

@@ -210,9 +210,11 @@ bool write_json(const std::string &path, const RunInfo &info, const std::vector<
                 json.field(key.c_str(), row.ratio_to_ceiling);
                 json.field((key + "_of").c_str(), r.yardstick.label);
             }
-            // The call's roofline (roofline.cpp) and the row's fraction of it.
+            // The case's shape note (layout, transposition, math mode, dtypes' call), which
+            // tells apart cases of equal sizes; then its roofline (roofline.cpp) and the
+            // row's fraction of it.
+            if (!r.note.empty()) json.field("note", r.note);
             if (r.roofline) {
-                json.field("note", r.note);
                 json.field("roofline_ms", r.roofline->ms)
                     .field("roofline_bound", r.roofline->compute_bound ? "compute" : "memory")
                     .field("copy_gbs", r.roofline->copy_gbs)
