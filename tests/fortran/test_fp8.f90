@@ -198,7 +198,8 @@ contains
     msg = ''
     call expect(gpk_gemm_ex(ctx, GPK_F8E4M3, A, GPK_F8E4M3, A, C, errmsg=msg), GPK_ERROR_INVALID_ARGUMENT, &
                 'op(B) of the wrong shape')
-    call check(index(msg, 'gpk_gemm_ex: op(B) has 3 columns but C has 2 (n)') > 0, 'the shape rule names the call: ' // trim(msg))
+    call check(index(msg, 'gpk_gemm_ex: op(B) has 3 columns but C has 2 (n)') > 0, &
+               'the shape rule names the call: ' // trim(msg))
 
     ! The library's rules, its message in errmsg: F16 x BF16, and NULL scales.
     msg = ''
