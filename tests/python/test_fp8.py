@@ -280,6 +280,40 @@ def test_blockscaled_unit_scales_are_gemm_ex(ctx, rng):
     assert_within(ctx.gemm_blockscaled(a, b, ones_a, ones_b), *reference(a, b))
 
 
+# ------------------------------------------------------------------- DLPack --
+
+
+class Producer:
+    """A tensor of a library gpk does not know, exporting through __dlpack__ alone."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+def test_dlpack_float8_and_uint8_tensors(either_calls, rng):
+    # FP8 travels under DLPack's own codes (kDLFloat8_e4m3fn, kDLFloat8_e5m2): gpk.Array
+    # exports them, numpy cannot. uint8 tensors (numpy's export) carry the bits.
+    a = fp8_array(rng, (9, 140), E4M3)
+    b = fp8_array(rng, (140, 6), E5M2)
+    tensors = []
+    for x in (a, b):
+        t = gpk.Array(x.shape, x.dtype)
+        np.asarray(t)[...] = x
+        tensors.append(Producer(t))
+    got = either_calls.gemm_ex(*tensors, out_dtype=BF16)
+    assert isinstance(got, gpk.Array) and got.dtype == BF16, "an unknown producer's result is a gpk.Array"
+    assert_within(np.asarray(got), *reference(a, b))
+    bits = either_calls.gemm_ex(Producer(a.view(np.uint8)), Producer(b.view(np.uint8)), a_dtype="e4m3",
+                                b_dtype="e5m2")
+    assert np.array_equal(np.asarray(bits), either_calls.gemm_ex(a, b))
+
+
 # ---------------------------------------------------------------- bad input --
 
 
@@ -369,11 +403,16 @@ def test_gemm_of_mismatched_non_fp8_dtypes_is_still_refused(ctx):
 
 
 @pytest.fixture(scope="module")
-def gpu():
+def cuda_ctx():
     context = cuda_context_or_skip()
-    cupy = pytest.importorskip("cupy", reason="the device cases use CuPy arrays")
-    yield context, cupy
+    yield context
     context.close()
+
+
+@pytest.fixture
+def gpu(cuda_ctx):
+    cupy = pytest.importorskip("cupy", reason="the device-array cases use CuPy arrays")
+    return cuda_ctx, cupy
 
 
 def test_gpu_cupy_bits_against_the_bound(gpu):
@@ -423,10 +462,22 @@ def test_gpu_blockscaled(gpu):
                              a_dtype="e4m3", b_dtype="e4m3")
 
 
-def test_gpu_host_float8_arrays_through_the_cuda_context(gpu):
-    # Host arrays on a CUDA context go through the staging pipeline, as gemm's do.
-    ctx, _ = gpu
+def test_gpu_host_float8_arrays_through_the_cuda_context(cuda_ctx):
+    # Host arrays on a CUDA context go through the staging pipeline, as gemm's do:
+    # every transpose, a mix of dtypes, block scales, matmul's stacks.
     rng = np.random.default_rng(11)
     a = fp8_array(rng, (300, 500), E5M2)
     b = fp8_array(rng, (500, 200), E4M3)
-    assert_within(ctx.gemm(a, b, out_dtype=BF16), *reference(a, b))
+    assert_within(cuda_ctx.gemm(a, b, out_dtype=BF16), *reference(a, b))
+    for transa, transb in [(True, False), (False, True), (True, True)]:
+        A = np.ascontiguousarray(a.T) if transa else a
+        B = np.ascontiguousarray(b.T) if transb else b
+        assert_within(cuda_ctx.gemm_ex(A, B, transa=transa, transb=transb), *reference(a, b))
+    sa = np.asfortranarray(rng.uniform(0.1, 4, (300, 4)).astype(np.float32))
+    sb = np.asfortranarray(rng.uniform(0.1, 4, (2, 4)).astype(np.float32))
+    assert_within(cuda_ctx.gemm_blockscaled(a, b, sa, sb, out_dtype=np.float16),
+                  *blockscaled_reference(a, b, sa, sb))
+    stack = fp8_array(rng, (3, 40, 500), E4M3)
+    out = cuda_ctx.matmul(stack, b)
+    for i in range(3):
+        assert_within(out[i], *reference(stack[i], b))
