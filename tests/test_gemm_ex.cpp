@@ -103,6 +103,7 @@ struct Call {
     bool nan_c;                   // C filled with NaN (beta == 0)
     bool blockscaled;
     int special;                  // 0 random; 1 near +-448 / largest, subnormals; 2 a NaN (and an infinity)
+    bool validate = false;        // in validation mode (the CUDA backend)
 };
 
 std::string describe(const Call &c) {
@@ -111,7 +112,8 @@ std::string describe(const Call &c) {
                   static_cast<long long>(c.d.m), static_cast<long long>(c.d.n), static_cast<long long>(c.d.k),
                   dname(c.a_dtype), dname(c.b_dtype), dname(c.c_dtype), c.alpha, c.beta,
                   c.nan_c ? " NaN-in-C" : "", c.blockscaled ? " blockscaled" : "",
-                  c.special == 1 ? " extremes" : "", c.special == 2 ? " NaN-inputs" : "");
+                  c.special == 1 ? " extremes" : "", c.special == 2 ? " NaN-inputs" : "") +
+           (c.validate ? " validated" : "");
 }
 
 // The storage of op(A) (m x k), op(B) (k x n) and C (m x n) in the caller's layout.
@@ -229,6 +231,7 @@ void run_case(Suite &suite, const Call &call, uint64_t seed) {
             bound[i + j * d.m] = e + unit_of(call.c_dtype) * (std::fabs(w) + e) + floor_of(call.c_dtype);
         }
 
+    if (call.validate) gpk_set_validation(suite.ctx(), 1);
     for (const std::string &variant : suite.variants(GPK_OP_GEMM)) {
         for (unsigned mask : suite.placements(3, seed)) {
             Case c(suite, format("%s [%s, %s]", describe(call).c_str(), variant.c_str(), mem_name(mask, 3).c_str()));
@@ -277,6 +280,7 @@ void run_case(Suite &suite, const Call &call, uint64_t seed) {
         }
     }
     gpk_set_variant(suite.ctx(), GPK_OP_GEMM, "auto");
+    if (call.validate) gpk_set_validation(suite.ctx(), 0);
 }
 
 // ---- the grid ----------------------------------------------------------------------
@@ -342,6 +346,22 @@ void conformance(Suite &suite) {
                                      Dims{13, 11, 260}, ty.a, ty.b, ty.c, 2, 0, 1, alpha, 0.25, false, scaled, special},
                          seed_of({serial++, 5}));
     }
+    // Validation mode: each rung checked by another (the vendor's, the reference, or
+    // the host backend), within the contract's bound, in both layouts, aligned TN calls
+    // (which cuBLASLt takes) and others.
+    if (suite.cuda())
+        for (const Types &ty : types)
+            for (int layout : {int{GPK_COL_MAJOR}, int{GPK_ROW_MAJOR}}) {
+                Call v{layout, GPK_TRANS, GPK_NO_TRANS, Dims{64, 48, 256}, ty.a, ty.b, ty.c, 0, 0, 0, 1.0, 0.5,
+                       false, false, 0};
+                v.validate = true;
+                if (layout == GPK_ROW_MAJOR) v.transa = GPK_NO_TRANS, v.transb = GPK_TRANS;  // TN after the swap
+                run_case(suite, v, seed_of({serial++, 6}));
+                if (is_fp8(ty.a)) {
+                    v.blockscaled = true, v.pad_a = 1;
+                    run_case(suite, v, seed_of({serial++, 7}));
+                }
+            }
 }
 
 // ---- bad arguments ------------------------------------------------------------------
@@ -476,11 +496,50 @@ void bad_arguments(Suite &suite) {
     }
 }
 
+// Every bit pattern of each FP8 format, decoded exactly: C = op(A) * 1 with one
+// product per element, which no accumulation rounds, so C holds the value itself
+// (NaN for NaN patterns, E5M2's infinities as infinities), bit for bit in F32.
+void every_pattern(Suite &suite) {
+    for (int dtype : {int{GPK_F8E4M3}, int{GPK_F8E5M2}})
+        for (bool as_b : {false, true})
+            for (const std::string &variant : suite.variants(GPK_OP_GEMM)) {
+                Case c(suite, format("every %s pattern as %s [%s]", dname(dtype), as_b ? "B" : "A", variant.c_str()));
+                if (!suite.select(c, GPK_OP_GEMM, variant)) continue;
+                std::vector<uint8_t> x(256), one(1, 0x38);  // 0x38: 1.0 in E4M3
+                for (int i = 0; i < 256; ++i) x[static_cast<size_t>(i)] = static_cast<uint8_t>(i);
+                std::vector<float> C(256, 7.0f);
+                Placed px, po, pc;
+                const bool dev = suite.cuda() && variant != "auto";
+                if (!px.place(c, dev, x.data(), 256) || !po.place(c, dev, one.data(), 1) ||
+                    !pc.place(c, dev, C.data(), 1024))
+                    continue;
+                // A 256 x 1 times B 1 x 1, or A 1 x 1 times B 1 x 256 (C row-major 1 x 256).
+                const gpk_status st =
+                    as_b ? gpk_gemm_ex(suite.ctx(), GPK_ROW_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, 1, 256, 1, 1.0,
+                                       GPK_F8E4M3, po.ptr, 1, dtype, px.ptr, 256, 0.0, GPK_F32, pc.ptr, 256)
+                         : gpk_gemm_ex(suite.ctx(), GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, 256, 1, 1, 1.0, dtype,
+                                       px.ptr, 256, GPK_F8E4M3, po.ptr, 1, 0.0, GPK_F32, pc.ptr, 256);
+                if (!suite.accept(c, st, GPK_OP_GEMM, variant, 100 + 10 * dtype + GPK_F8E4M3 + 10000 * GPK_F32,
+                                  "gpk_gemm_ex"))
+                    continue;
+                if (!suite.sync(c) || !pc.back(c, dev, C.data(), 1024)) continue;
+                for (int i = 0; i < 256; ++i) {
+                    const Real want = fp8_value(dtype, static_cast<uint8_t>(i)), got = C[static_cast<size_t>(i)];
+                    if (std::isnan(want) ? !std::isnan(got) : got != want) {
+                        c.fail("pattern 0x%02X: %.9Lg, %.9Lg expected", i, got, want);
+                        break;
+                    }
+                }
+            }
+    gpk_set_variant(suite.ctx(), GPK_OP_GEMM, "auto");
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     Suite suite("test_gemm_ex", argc, argv);
     bad_arguments(suite);
+    every_pattern(suite);
     conformance(suite);
     return suite.finish();
 }

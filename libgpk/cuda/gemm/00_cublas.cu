@@ -209,9 +209,13 @@ gpk_status fp8_lt(gpk_context &ctx, const GemmArgs &args) {
                                                               &kLtWorkspace, sizeof kLtWorkspace));
     cublasLtMatmulHeuristicResult_t found{};
     int count = 0;
-    GPK_CUBLAS_TRY(ctx, cublasLtMatmulAlgoGetHeuristic(lt.handle, lt.op, lt.a, lt.b, lt.c, lt.c, lt.pref, 1, &found,
-                                                       &count));
-    if (count < 1)
+    // cuBLASLt answers a configuration it has no kernel for with NOT_SUPPORTED or with
+    // no algorithm: a refusal by name, before anything is written.
+    const cublasStatus_t heuristic =
+        cublasLtMatmulAlgoGetHeuristic(lt.handle, lt.op, lt.a, lt.b, lt.c, lt.c, lt.pref, 1, &found, &count);
+    if (heuristic != CUBLAS_STATUS_NOT_SUPPORTED)
+        GPK_FORWARD_IF_ERROR(check_cublas(ctx, heuristic, "cublasLtMatmulAlgoGetHeuristic"));
+    if (heuristic == CUBLAS_STATUS_NOT_SUPPORTED || count < 1)
         return refuse(ctx, "gemm", "cublas", "cuBLASLt has no FP8 kernel for this shape, dtypes and alignment");
     GPK_CUBLAS_TRY(ctx, cublasLtMatmul(lt.handle, lt.op, &alpha, args.A, lt.a, args.B, lt.b, &beta, args.C, lt.c,
                                        args.C, lt.c, &found.algo, work, kLtWorkspace, stream(ctx)));
