@@ -25,9 +25,8 @@
 #include "membound_launch.cuh"
 
 namespace gpk::cuda {
+namespace membound {
 namespace {
-
-using namespace membound;
 
 // The configuration by the short side s: 128 rows of W a block, all of s (F64 up to
 // 64), one k-group (the order must not depend on s). Thread tiles (RP rows by TQ
@@ -62,24 +61,24 @@ Plan<uint16_t, float> half_plan(int64_t s, bool wk, bool xk) {
     return MmaCfg<kBf16, 8, 8, 1, 32>::plan(wk, xk);
 }
 
-Plans plans_of(const GemmArgs &a) {
-    const Form f = form_of(a);
-    return Plans{f32_plan(f.s, f.wk, f.xk), f64_plan(f.s, f.wk, f.xk), half_plan<false>(f.s, f.wk, f.xk),
-                 half_plan<true>(f.s, f.wk, f.xk)};
-}
+struct Skinny {
+    static constexpr const char *kName = "skinny";
+    static Plans plans(const Form &f) { return skinny_plans(f.s, f.wk, f.xk); }
+    static Splits splits(const Form &, int64_t k, const Plans &, int) { return skinny_splits(k); }
+};
 
 }  // namespace
 
-gpk_status gemm_skinny_takes(gpk_context &ctx, const GemmArgs &args, const char **why_not) {
-    return takes_plan(ctx, args, smem_of(plans_of(args), args.dtype), why_not);
+Plans skinny_plans(int64_t s, bool wk, bool xk) {
+    return Plans{f32_plan(s, wk, xk), f64_plan(s, wk, xk), half_plan<false>(s, wk, xk), half_plan<true>(s, wk, xk)};
 }
 
-gpk_status gemm_skinny(gpk_context &ctx, const GemmArgs &args) {
-    const char *why_not = nullptr;
-    const Plans plans = plans_of(args);
-    GPK_FORWARD_IF_ERROR(takes_plan(ctx, args, smem_of(plans, args.dtype), &why_not));
-    if (why_not != nullptr) return refuse(ctx, "gemm", "skinny", why_not);
-    return run_rung(ctx, args, "skinny", plans, skinny_splits(args.k));
+}  // namespace membound
+
+gpk_status gemm_skinny_takes(gpk_context &ctx, const GemmArgs &args, const char **why_not) {
+    return membound::rung_takes<membound::Skinny>(ctx, args, why_not);
 }
+
+gpk_status gemm_skinny(gpk_context &ctx, const GemmArgs &args) { return membound::rung_run<membound::Skinny>(ctx, args); }
 
 }  // namespace gpk::cuda

@@ -26,13 +26,13 @@
 #include "membound_launch.cuh"
 
 namespace gpk::cuda {
+namespace membound {
 namespace {
-
-using namespace membound;
 
 // The kernels of gram_shape's tiles (membound_order.hpp), by the long side L and the
 // short side s <= L: k-groups fill 128 or 256 threads a block, and the k-tile gives
-// every group a chunk (F32: 4 elements, F64 too) or an mma step (16) per tile.
+// every group a chunk (F32: 4 elements, F64 too) or an mma step (16) per tile. Tiles
+// of 128 rows are rung skinny's kernels (one k-group), shared with 13_skinny.cu.
 template <int64_t L, int64_t S>
 using F32Cfg = SimtCfg<float, 4, gram_shape(L, S, 4).bp / 4, 8, gram_shape(L, S, 4).bq / 8, gram_shape(L, S, 4).groups,
                        (4 * gram_shape(L, S, 4).groups > 16 ? 4 * gram_shape(L, S, 4).groups : 16)>;
@@ -43,14 +43,6 @@ template <bool kBf16, int64_t L, int64_t S>
 using HalfCfg = MmaCfg<kBf16, gram_shape(L, S, 2).bp / 16, gram_shape(L, S, 2).bq / 16, gram_shape(L, S, 2).groups,
                        (16 * gram_shape(L, S, 2).groups > 32 ? 16 * gram_shape(L, S, 2).groups : 32)>;
 
-Plan<float, float> f32_plan(int64_t L, int64_t s, bool wk, bool xk) {
-    if (L <= 8) return F32Cfg<8, 8>::plan(wk, xk);
-    if (L <= 16) return F32Cfg<16, 16>::plan(wk, xk);
-    if (L <= 32) return F32Cfg<32, 32>::plan(wk, xk);
-    if (L <= 64) return F32Cfg<64, 64>::plan(wk, xk);
-    return s <= 64 ? F32Cfg<128, 64>::plan(wk, xk) : F32Cfg<128, 128>::plan(wk, xk);
-}
-
 Plan<double, double> f64_plan(int64_t L, bool wk, bool xk) {
     if (L <= 8) return F64Cfg<8, 8>::plan(wk, xk);
     if (L <= 16) return F64Cfg<16, 16>::plan(wk, xk);
@@ -58,41 +50,53 @@ Plan<double, double> f64_plan(int64_t L, bool wk, bool xk) {
     return F64Cfg<64, 64>::plan(wk, xk);
 }
 
-template <bool kBf16>
-Plan<uint16_t, float> half_plan(int64_t L, int64_t s, bool wk, bool xk) {
-    if (L <= 16) return HalfCfg<kBf16, 16, 16>::plan(wk, xk);
-    if (L <= 32) return HalfCfg<kBf16, 32, 32>::plan(wk, xk);
-    if (L <= 64) return HalfCfg<kBf16, 64, 64>::plan(wk, xk);
-    return s <= 64 ? HalfCfg<kBf16, 128, 64>::plan(wk, xk) : HalfCfg<kBf16, 128, 128>::plan(wk, xk);
-}
+struct Gram {
+    static constexpr const char *kName = "gram";
 
-Plans plans_of(const GemmArgs &a) {
-    const Form f = form_of(a);
-    return Plans{f32_plan(f.L, f.s, f.wk, f.xk), f64_plan(f.L, f.wk, f.xk),
-                 half_plan<false>(f.L, f.s, f.wk, f.xk), half_plan<true>(f.L, f.s, f.wk, f.xk)};
-}
+    static Plans plans(const Form &f) {
+        const int64_t L = f.L;
+        const bool wk = f.wk, xk = f.xk;
+        if (L > 64) {
+            // gram_shape's 128 x 64 and 128 x 128 tiles: skinny's kernels for s = 64, 128.
+            static_assert(gram_shape(128, 64, 4).groups == 1 && gram_shape(128, 64, 2).groups == 1, "one k-group");
+            Plans p = skinny_plans(f.s <= 64 ? 64 : 128, wk, xk);
+            p.f64 = f64_plan(L, wk, xk);
+            return p;
+        }
+        Plans p{};
+        p.f64 = f64_plan(L, wk, xk);
+        if (L <= 8) {
+            p.f32 = F32Cfg<8, 8>::plan(wk, xk);
+            p.f16 = HalfCfg<false, 16, 16>::plan(wk, xk), p.bf16 = HalfCfg<true, 16, 16>::plan(wk, xk);
+        } else if (L <= 16) {
+            p.f32 = F32Cfg<16, 16>::plan(wk, xk);
+            p.f16 = HalfCfg<false, 16, 16>::plan(wk, xk), p.bf16 = HalfCfg<true, 16, 16>::plan(wk, xk);
+        } else if (L <= 32) {
+            p.f32 = F32Cfg<32, 32>::plan(wk, xk);
+            p.f16 = HalfCfg<false, 32, 32>::plan(wk, xk), p.bf16 = HalfCfg<true, 32, 32>::plan(wk, xk);
+        } else {
+            p.f32 = F32Cfg<64, 64>::plan(wk, xk);
+            p.f16 = HalfCfg<false, 64, 64>::plan(wk, xk), p.bf16 = HalfCfg<true, 64, 64>::plan(wk, xk);
+        }
+        return p;
+    }
 
-// The output tiles of the call's plan, which gram_splits spreads k over.
-int64_t tiles_of(const GemmArgs &a, const Plans &plans) {
-    const Form f = form_of(a);
-    int bp = plans.f16.bp, bq = plans.f16.bq;
-    if (a.dtype == GPK_F32) bp = plans.f32.bp, bq = plans.f32.bq;
-    if (a.dtype == GPK_F64) bp = plans.f64.bp, bq = plans.f64.bq;
-    return ceil_div(f.L, bp) * ceil_div(f.s, bq);
-}
+    // About kGramBlocks blocks over the output tiles of the call's plan.
+    static Splits splits(const Form &f, int64_t k, const Plans &plans, int dtype) {
+        int bp = plans.f16.bp, bq = plans.f16.bq;
+        if (dtype == GPK_F32) bp = plans.f32.bp, bq = plans.f32.bq;
+        if (dtype == GPK_F64) bp = plans.f64.bp, bq = plans.f64.bq;
+        return gram_splits(k, ceil_div(f.L, bp) * ceil_div(f.s, bq));
+    }
+};
 
 }  // namespace
+}  // namespace membound
 
 gpk_status gemm_gram_takes(gpk_context &ctx, const GemmArgs &args, const char **why_not) {
-    return takes_plan(ctx, args, smem_of(plans_of(args), args.dtype), why_not);
+    return membound::rung_takes<membound::Gram>(ctx, args, why_not);
 }
 
-gpk_status gemm_gram(gpk_context &ctx, const GemmArgs &args) {
-    const char *why_not = nullptr;
-    const Plans plans = plans_of(args);
-    GPK_FORWARD_IF_ERROR(takes_plan(ctx, args, smem_of(plans, args.dtype), &why_not));
-    if (why_not != nullptr) return refuse(ctx, "gemm", "gram", why_not);
-    return run_rung(ctx, args, "gram", plans, gram_splits(args.k, tiles_of(args, plans)));
-}
+gpk_status gemm_gram(gpk_context &ctx, const GemmArgs &args) { return membound::rung_run<membound::Gram>(ctx, args); }
 
 }  // namespace gpk::cuda

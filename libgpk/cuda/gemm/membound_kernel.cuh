@@ -19,7 +19,18 @@
 // * With one split the block writes C (alpha, beta, one rounding); with several each
 //   writes its F32/F64 partials to workspace, [split][q][p], and `combine_kernel`
 //   joins them in the fixed order and writes C. No atomics anywhere: every bit is
-//   fixed by the order.
+//   fixed by the order. The block's results go out through shared memory (write_tile),
+//   so that C and the partials are written along their contiguous side.
+//
+// Compile time: both rungs instantiate these kernels for every configuration they
+// choose (the rung files' tables), and nvcc's time grows with the code each kernel
+// holds. So a kernel holds one copy of each part: the ring's first loads are turns of
+// its loop, not a prologue of their own (pipeline), the results' stores one loop
+// (write_tile), and the tensor-core kernel takes the operands' layouts as arguments --
+// its time goes to mma and to waiting for memory, and whether a fragment is read with
+// ldmatrix or ldmatrix.trans is one uniform branch. The FMA kernel keeps the layouts as
+// template parameters: its inner loop is the F32 roof at wide short sides, and its
+// shared-memory reads differ in shape between the layouts.
 //
 // Shared-memory rows are padded by 16 bytes to an odd number of 16-byte units, so the
 // 8 rows an ldmatrix or a quarter-warp's 16-byte loads touch fall in 8 different bank
@@ -59,6 +70,7 @@ struct Params {
     Acc *part;  // [split][q][p - p_begin] when splits.count > 1
     bool w_vec, x_vec;  // 16-byte copies allowed
     bool bf16;          // 16-bit dtypes: BF16 rather than F16
+    bool wk, xk;        // W(p, k), X(k, q) contiguous along k (the tensor-core kernel reads them here)
 };
 
 // ---- C ----------------------------------------------------------------------------
@@ -96,7 +108,15 @@ __global__ void combine_kernel(Params<T, Acc> pr) {
     for (int64_t i = first; i < total; i += static_cast<int64_t>(gridDim.x) * per_block) {
         Acc v = 0;
         if constexpr (kWarp) {
-            for (int64_t j = lane; j < S; j += 32) v = j < 32 ? pr.part[j * total + i] : v + pr.part[j * total + i];
+            // Eight loads in flight at once, then their additions in order.
+            for (int64_t j0 = lane; j0 < S; j0 += 8 * 32) {
+                Acc x[8];
+#pragma unroll
+                for (int u = 0; u < 8; ++u) x[u] = j0 + 32 * u < S ? pr.part[(j0 + 32 * u) * total + i] : Acc(0);
+#pragma unroll
+                for (int u = 0; u < 8; ++u)
+                    if (j0 + 32 * u < S) v = j0 + 32 * u < 32 ? x[u] : v + x[u];
+            }
 #pragma unroll
             for (int h = 16; h >= 1; h /= 2) {
                 const Acc other = __shfl_down_sync(0xffffffffu, v, h);
@@ -152,24 +172,59 @@ __device__ __forceinline__ void load_tile(T *dst, int pitch, const T *M, int64_t
 }
 
 // The ring: tile t of the split (BK elements of k from split_begin + t BK) loaded by
-// load(t, stage) and consumed by compute(stage), kStages - 1 tiles ahead.
+// load(t, stage) and consumed by compute(stage), kStages - 1 tiles ahead. The first
+// kStages - 1 turns of the loop only load: one copy of the load's code in the kernel.
 template <class Load, class Compute>
 __device__ __forceinline__ void pipeline(int tiles, Load &&load, Compute &&compute) {
-#pragma unroll
-    for (int t = 0; t < kStages - 1; ++t) {
-        if (t < tiles) load(t, t);
-        copy_commit();
-    }
-    for (int t = 0; t < tiles; ++t) {
-        copy_wait<kStages - 2>();
-        __syncthreads();
+#pragma unroll 1
+    for (int t = 1 - kStages; t < tiles; ++t) {
+        if (t >= 0) {
+            copy_wait<kStages - 2>();
+            __syncthreads();
+        }
         const int next = t + kStages - 1;
         if (next < tiles) load(next, next % kStages);
         copy_commit();
-        compute(t % kStages);
+        if (t >= 0) compute(t % kStages);
     }
     copy_wait<0>();
     __syncthreads();
+}
+
+constexpr size_t smaller(size_t a, size_t b) { return a < b ? a : b; }
+
+// The widest pass (a power of two of columns, at most BQ) whose rows of `row_bytes`
+// fit in `bytes` of shared memory.
+constexpr int pass_cols(int bq, size_t row_bytes, size_t bytes) {
+    int c = 1;
+    while (c * 2 <= bq && size_t(c * 2) * row_bytes <= bytes) c *= 2;
+    return c;
+}
+
+// The block's results, BP rows of W by BQ columns of X, written through shared
+// memory (the ring's, free by now; kBytes of it): put(lo, hi, tile, pitch) stores the
+// thread's values of columns [lo, hi) at tile[(q - lo) pitch + p], then the block
+// delivers the pass in one loop, along p into the workspace and along C's contiguous
+// side into C. In passes of columns where the whole tile would not fit.
+template <class T, class Acc, int BP, int BQ, int kThreads, size_t kBytes, class Put>
+__device__ __forceinline__ void write_tile(const Params<T, Acc> &pr, unsigned char *smem_raw, int64_t p0, int64_t q0,
+                                           Put &&put) {
+    constexpr int kPitch = BP + 1;  // odd: a column of the tile spreads over the banks
+    constexpr int kCols = pass_cols(BQ, kPitch * sizeof(Acc), kBytes);
+    static_assert(size_t(kCols) * kPitch * sizeof(Acc) <= kBytes, "a pass fits");
+    Acc *tile = reinterpret_cast<Acc *>(smem_raw);
+    const bool p_fast = pr.splits.count > 1 || pr.c_p == 1;
+#pragma unroll 1
+    for (int lo = 0; lo < BQ; lo += kCols) {
+        put(lo, lo + kCols, tile, kPitch);
+        __syncthreads();
+#pragma unroll 1
+        for (int i = threadIdx.x; i < BP * kCols; i += kThreads) {
+            const int p = p_fast ? i % BP : i / kCols, q = p_fast ? i / BP : i % kCols;
+            deliver<T, Acc>(pr, p0 + p, q0 + lo + q, tile[q * kPitch + p]);
+        }
+        __syncthreads();
+    }
 }
 
 // N (1, 2 or 4) consecutive elements from shared memory, aligned to N elements (16
@@ -316,12 +371,17 @@ __global__ void __launch_bounds__(PT *QT *G) simt_kernel(Params<T, T> pr) {
                 __syncthreads();
             }
         }
-        if (g != 0) return;
+        write_tile<T, T, S::BP, S::BQ, S::kThreads, S::kRing>(
+            pr, smem_raw, p0, q0, [&](int lo, int hi, T *tile, int pitch) {
+                if (g != 0) return;
 #pragma unroll
-        for (int i = 0; i < RP; ++i)
+                for (int i = 0; i < RP; ++i)
 #pragma unroll
-            for (int j = 0; j < TQ; ++j)
-                deliver<T, T>(pr, p0 + (Wk ? pt + PT * i : RP * pt + i), q0 + qt * TQ + j, acc[i][j]);
+                    for (int j = 0; j < TQ; ++j) {
+                        const int q = qt * TQ + j;
+                        if (q >= lo && q < hi) tile[(q - lo) * pitch + (Wk ? pt + PT * i : RP * pt + i)] = acc[i][j];
+                    }
+            });
     }
 }
 
@@ -362,21 +422,36 @@ __device__ __forceinline__ void mma16(float (&d)[4], const uint32_t (&a)[4], uin
 #endif
 }
 
-template <int WP, int MT, int G, int BK, bool Wk, bool Xk>
+// A fragment of 8x8 tiles from shared memory, transposed (ldmatrix.trans) for an
+// operand stored the other way round: a uniform branch, the same way every time.
+__device__ __forceinline__ void ldsm(uint32_t (&r)[4], const uint16_t *p, bool trans) {
+    if (trans)
+        ldsm_x4_trans(r, p);
+    else
+        ldsm_x4(r, p);
+}
+
+template <int WP, int MT, int G, int BK>
 struct Mma {
     static_assert((G & (G - 1)) == 0 && BK % (16 * G) == 0, "G a power of two, every group a step per tile");
     static constexpr int kThreads = 32 * WP * G, BP = 16 * WP, BQ = 16 * MT;
-    static constexpr int kWRows = Wk ? BP : BK, kWPitch = (Wk ? BK : BP) + 8;
-    static constexpr int kXRows = Xk ? BQ : BK, kXPitch = (Xk ? BK : BQ) + 8;
-    static constexpr int kWElems = kWRows * kWPitch, kStage = kWElems + kXRows * kXPitch;
-    static constexpr size_t kRing = size_t(kStages) * kStage * sizeof(uint16_t);
+    // Shared memory of a stage by the operands' layouts, k-contiguous (wk, xk) or not:
+    // rows padded by 16 bytes.
+    static constexpr int w_pitch(bool wk) { return (wk ? BK : BP) + 8; }
+    static constexpr int w_elems(bool wk) { return (wk ? BP : BK) * w_pitch(wk); }
+    static constexpr int x_pitch(bool xk) { return (xk ? BK : BQ) + 8; }
+    static constexpr int stage(bool wk, bool xk) { return w_elems(wk) + (xk ? BQ : BK) * x_pitch(xk); }
+    static constexpr size_t ring(bool wk, bool xk) { return size_t(kStages) * stage(wk, xk) * sizeof(uint16_t); }
     static constexpr size_t kTree = size_t(G / 2) * WP * 32 * MT * 8 * sizeof(float);
-    static constexpr size_t kSmem = kRing > kTree ? kRing : kTree;
+    static constexpr size_t smem(bool wk, bool xk) { return ring(wk, xk) > kTree ? ring(wk, xk) : kTree; }
+    // The least ring of the four layouts: what write_tile may use whatever the layout.
+    static constexpr size_t kMinRing = smaller(smaller(ring(true, true), ring(true, false)),
+                                               smaller(ring(false, true), ring(false, false)));
 };
 
-template <bool kBf16, int WP, int MT, int G, int BK, bool Wk, bool Xk>
+template <bool kBf16, int WP, int MT, int G, int BK>
 __global__ void __launch_bounds__(32 * WP *G) mma_kernel(Params<uint16_t, float> pr) {
-    using S = Mma<WP, MT, G, BK, Wk, Xk>;
+    using S = Mma<WP, MT, G, BK>;
     if (!kSm80Code) {  // the launchers refuse GPUs below sm_80
         __trap();
         return;
@@ -391,6 +466,19 @@ __global__ void __launch_bounds__(32 * WP *G) mma_kernel(Params<uint16_t, float>
         const int64_t kb = static_cast<int64_t>(blockIdx.y) * pr.splits.len;
         const int64_t ke = kb + pr.splits.len < pr.k ? kb + pr.splits.len : pr.k;
         const int tiles = ke > kb ? static_cast<int>(ceil_div(ke - kb, BK)) : 0;
+        const bool wk = pr.wk, xk = pr.xk;
+        const int w_pitch = S::w_pitch(wk), x_pitch = S::x_pitch(xk);
+        const int w_elems = S::w_elems(wk), stage_elems = S::stage(wk, xk);
+
+        // The lane's ldmatrix rows: an 8x8 tile's row r of matrix mi, at k-step kk
+        // (and m-tile mt for X) off these by kk w_k (kk x_k + mt x_m).
+        // b: (n-tile 0, k 0-7), (n-tile 0, k 8-15), (n-tile 1, k 0-7), (n-tile 1, k 8-15).
+        const int w_off = wk ? (wp * 16 + (mi / 2) * 8 + r) * w_pitch + (mi % 2) * 8
+                             : ((mi % 2) * 8 + r) * w_pitch + wp * 16 + (mi / 2) * 8;
+        const int w_k = wk ? 1 : w_pitch;
+        // a: (q 0-7, k 0-7), (q 8-15, k 0-7), (q 0-7, k 8-15), (q 8-15, k 8-15).
+        const int x_off = xk ? ((mi % 2) * 8 + r) * x_pitch + (mi / 2) * 8 : ((mi / 2) * 8 + r) * x_pitch + (mi % 2) * 8;
+        const int x_k = xk ? 1 : x_pitch, x_m = xk ? 16 * x_pitch : 16;
 
         float acc[MT][2][4];
 #pragma unroll
@@ -401,36 +489,29 @@ __global__ void __launch_bounds__(32 * WP *G) mma_kernel(Params<uint16_t, float>
                 for (int e = 0; e < 4; ++e) acc[mt][nt][e] = 0.0f;
 
         const auto load = [&](int t, int stage) {
-            uint16_t *ws = smem + stage * S::kStage, *xs = ws + S::kWElems;
+            uint16_t *ws = smem + stage * stage_elems, *xs = ws + w_elems;
             const int64_t kt = kb + int64_t(t) * BK;
-            if constexpr (Wk)
-                load_tile<uint16_t, S::BP, BK, S::kThreads>(ws, S::kWPitch, pr.W, pr.ldw, p0, pr.L, kt, pr.k, pr.w_vec);
+            if (wk)
+                load_tile<uint16_t, S::BP, BK, S::kThreads>(ws, w_pitch, pr.W, pr.ldw, p0, pr.L, kt, pr.k, pr.w_vec);
             else
-                load_tile<uint16_t, BK, S::BP, S::kThreads>(ws, S::kWPitch, pr.W, pr.ldw, kt, pr.k, p0, pr.L, pr.w_vec);
-            if constexpr (Xk)
-                load_tile<uint16_t, S::BQ, BK, S::kThreads>(xs, S::kXPitch, pr.X, pr.ldx, q0, pr.s, kt, pr.k, pr.x_vec);
+                load_tile<uint16_t, BK, S::BP, S::kThreads>(ws, w_pitch, pr.W, pr.ldw, kt, pr.k, p0, pr.L, pr.w_vec);
+            if (xk)
+                load_tile<uint16_t, S::BQ, BK, S::kThreads>(xs, x_pitch, pr.X, pr.ldx, q0, pr.s, kt, pr.k, pr.x_vec);
             else
-                load_tile<uint16_t, BK, S::BQ, S::kThreads>(xs, S::kXPitch, pr.X, pr.ldx, kt, pr.k, q0, pr.s, pr.x_vec);
+                load_tile<uint16_t, BK, S::BQ, S::kThreads>(xs, x_pitch, pr.X, pr.ldx, kt, pr.k, q0, pr.s, pr.x_vec);
         };
         const auto compute = [&](int stage) {
-            const uint16_t *ws = smem + stage * S::kStage, *xs = ws + S::kWElems;
+            const uint16_t *ws = smem + stage * stage_elems + w_off;
+            const uint16_t *xs = smem + stage * stage_elems + w_elems + x_off;
 #pragma unroll
             for (int ss = 0; ss < BK / 16 / G; ++ss) {
                 const int kk = 16 * (g + ss * G);
-                // b: (n-tile 0, k 0-7), (n-tile 0, k 8-15), (n-tile 1, k 0-7), (n-tile 1, k 8-15).
                 uint32_t b[4];
-                if constexpr (Wk)
-                    ldsm_x4(b, ws + (wp * 16 + (mi / 2) * 8 + r) * S::kWPitch + kk + (mi % 2) * 8);
-                else
-                    ldsm_x4_trans(b, ws + (kk + (mi % 2) * 8 + r) * S::kWPitch + wp * 16 + (mi / 2) * 8);
+                ldsm(b, ws + kk * w_k, !wk);
 #pragma unroll
                 for (int mt = 0; mt < MT; ++mt) {
-                    // a: (q 0-7, k 0-7), (q 8-15, k 0-7), (q 0-7, k 8-15), (q 8-15, k 8-15).
                     uint32_t a[4];
-                    if constexpr (Xk)
-                        ldsm_x4(a, xs + (mt * 16 + (mi % 2) * 8 + r) * S::kXPitch + kk + (mi / 2) * 8);
-                    else
-                        ldsm_x4_trans(a, xs + (kk + (mi / 2) * 8 + r) * S::kXPitch + mt * 16 + (mi % 2) * 8);
+                    ldsm(a, xs + kk * x_k + mt * x_m, !xk);
                     mma16<kBf16>(acc[mt][0], a, b[0], b[1]);
                     mma16<kBf16>(acc[mt][1], a, b[2], b[3]);
                 }
@@ -454,16 +535,20 @@ __global__ void __launch_bounds__(32 * WP *G) mma_kernel(Params<uint16_t, float>
                 __syncthreads();
             }
         }
-        if (g != 0) return;
         const int gq = lane / 4, tp = lane % 4;
+        write_tile<uint16_t, float, S::BP, S::BQ, S::kThreads, S::kMinRing>(
+            pr, smem_raw, p0, q0, [&](int lo, int hi, float *tile, int pitch) {
+                if (g != 0) return;
 #pragma unroll
-        for (int mt = 0; mt < MT; ++mt)
+                for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-            for (int nt = 0; nt < 2; ++nt)
+                    for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    deliver<uint16_t, float>(pr, p0 + wp * 16 + nt * 8 + 2 * tp + (e % 2), q0 + mt * 16 + gq + (e / 2) * 8,
-                                             acc[mt][nt][e]);
+                        for (int e = 0; e < 4; ++e) {
+                            const int q = mt * 16 + gq + (e / 2) * 8;
+                            if (q >= lo && q < hi) tile[(q - lo) * pitch + wp * 16 + nt * 8 + 2 * tp + (e % 2)] = acc[mt][nt][e];
+                        }
+            });
     }
 }
 

@@ -6,6 +6,10 @@
 #include "gemm_util.cuh"
 #include "membound_kernel.cuh"
 
+#include <map>
+#include <mutex>
+#include <utility>
+
 namespace gpk::cuda::membound {
 
 // The short side both rungs take: min(m, n) at most this.
@@ -54,15 +58,12 @@ struct SimtCfg {
     }
 };
 
+// The tensor-core kernel takes the layouts as arguments: one kernel for all four.
 template <bool kBf16, int WP, int MT, int G, int BK>
 struct MmaCfg {
-    template <bool Wk, bool Xk>
-    static Plan<uint16_t, float> one() {
-        using S = Mma<WP, MT, G, BK, Wk, Xk>;
-        return {mma_kernel<kBf16, WP, MT, G, BK, Wk, Xk>, S::kThreads, S::BP, S::BQ, S::kSmem};
-    }
     static Plan<uint16_t, float> plan(bool wk, bool xk) {
-        return wk ? (xk ? one<true, true>() : one<true, false>()) : (xk ? one<false, true>() : one<false, false>());
+        using S = Mma<WP, MT, G, BK>;
+        return {mma_kernel<kBf16, WP, MT, G, BK>, S::kThreads, S::BP, S::BQ, S::smem(wk, xk)};
     }
 };
 
@@ -74,6 +75,36 @@ struct Plans {
     Plan<uint16_t, float> f16, bf16;
 };
 
+// What a device allows, asked once per device and process: these calls are short
+// (tens of microseconds), and the runtime's queries would be a part of them.
+struct DeviceLimits {
+    int major = 0;
+    size_t smem_optin = 0;
+};
+
+inline gpk_status device_limits(gpk_context &ctx, DeviceLimits *out) {
+    static std::mutex mutex;
+    static DeviceLimits known[64];
+    static bool asked[64] = {};
+    const int d = ctx.device;
+    if (d >= 0 && d < 64) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (asked[d]) {
+            *out = known[d];
+            return GPK_SUCCESS;
+        }
+    }
+    int major = 0, optin = 0;
+    GPK_FORWARD_IF_ERROR(gemm_util::device_attribute(ctx, cudaDevAttrComputeCapabilityMajor, &major));
+    GPK_FORWARD_IF_ERROR(gemm_util::device_attribute(ctx, cudaDevAttrMaxSharedMemoryPerBlockOptin, &optin));
+    *out = DeviceLimits{major, static_cast<size_t>(optin)};
+    if (d >= 0 && d < 64) {
+        std::lock_guard<std::mutex> lock(mutex);
+        known[d] = *out, asked[d] = true;
+    }
+    return GPK_SUCCESS;
+}
+
 // Whether the GPU can run the call's configuration; *why_not null when it can.
 inline gpk_status takes_plan(gpk_context &ctx, const GemmArgs &a, size_t smem, const char **why_not) {
     *why_not = nullptr;
@@ -81,7 +112,34 @@ inline gpk_status takes_plan(gpk_context &ctx, const GemmArgs &a, size_t smem, c
         *why_not = "neither m nor n is at most 128";
         return GPK_SUCCESS;
     }
-    return gemm_util::takes_sm80(ctx, smem, why_not);
+    DeviceLimits lim;
+    GPK_FORWARD_IF_ERROR(device_limits(ctx, &lim));
+    if (lim.major < 8)
+        *why_not = "it needs a GPU of compute capability 8.0 or newer";
+    else if (smem > lim.smem_optin)
+        *why_not = "the GPU cannot give a block the shared memory it needs";
+    return GPK_SUCCESS;
+}
+
+// Lets `kernel` use `bytes` of dynamic shared memory on the context's device, once per
+// kernel and device (takes_plan has checked that the device has that much). A kernel's
+// bytes are the most its layouts need, asked for on its first call, and more on a
+// later call whose layout needs more.
+inline gpk_status allow_smem(gpk_context &ctx, const void *kernel, size_t bytes) {
+    if (bytes <= 48 * 1024) return GPK_SUCCESS;
+    static std::mutex mutex;
+    static std::map<std::pair<const void *, int>, size_t> allowed;
+    const std::pair<const void *, int> key{kernel, ctx.device};
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        const auto it = allowed.find(key);
+        if (it != allowed.end() && it->second >= bytes) return GPK_SUCCESS;
+    }
+    GPK_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    std::lock_guard<std::mutex> lock(mutex);
+    size_t &known = allowed[key];
+    if (bytes > known) known = bytes;
+    return GPK_SUCCESS;
 }
 
 inline size_t smem_of(const Plans &p, int dtype) {
@@ -98,9 +156,7 @@ inline size_t smem_of(const Plans &p, int dtype) {
 template <class T, class Acc>
 gpk_status run_plan(gpk_context &ctx, const char *name, const Form &f, int64_t k, const Plan<T, Acc> &plan,
                     Splits sp, double alpha, double beta, void *C, bool bf16) {
-    bool fits = false;
-    GPK_FORWARD_IF_ERROR(gemm_util::allow_shared(ctx, plan.kernel, plan.smem, &fits));
-    if (!fits) return refuse(ctx, "gemm", name, "the GPU cannot give a block the shared memory it needs");
+    GPK_FORWARD_IF_ERROR(allow_smem(ctx, reinterpret_cast<const void *>(plan.kernel), plan.smem));
     Params<T, Acc> pr{};
     pr.W = static_cast<const T *>(f.W), pr.ldw = f.ldw;
     pr.X = static_cast<const T *>(f.X), pr.ldx = f.ldx;
@@ -111,6 +167,7 @@ gpk_status run_plan(gpk_context &ctx, const char *name, const Form &f, int64_t k
     pr.w_vec = vec_ok(f.W, f.ldw, sizeof(T));
     pr.x_vec = vec_ok(f.X, f.ldx, sizeof(T));
     pr.bf16 = bf16;
+    pr.wk = f.wk, pr.xk = f.xk;
 
     const int64_t bp = plan.bp;
     int64_t rows = round_up(f.L, bp);
@@ -143,9 +200,31 @@ gpk_status run_plan(gpk_context &ctx, const char *name, const Form &f, int64_t k
     return GPK_SUCCESS;
 }
 
-// The rung: its plans for the call and its splits of k.
-inline gpk_status run_rung(gpk_context &ctx, const GemmArgs &a, const char *name, const Plans &plans, Splits sp) {
+// ---- the rungs ------------------------------------------------------------------------
+
+// Rung skinny's plans by the short side s (13_skinny.cu), which rung gram's tiles of
+// 128 rows share.
+Plans skinny_plans(int64_t s, bool wk, bool xk);
+
+// A rung is its name, its plans for a call and its splits of k:
+//   struct Rung { static constexpr const char *kName;
+//                 static Plans plans(const Form &);
+//                 static Splits splits(const Form &, int64_t k, const Plans &, int dtype); };
+// and these two functions are its launchers.
+template <class Rung>
+gpk_status rung_takes(gpk_context &ctx, const GemmArgs &a, const char **why_not) {
+    return takes_plan(ctx, a, smem_of(Rung::plans(form_of(a)), a.dtype), why_not);
+}
+
+template <class Rung>
+gpk_status rung_run(gpk_context &ctx, const GemmArgs &a) {
     const Form f = form_of(a);
+    const Plans plans = Rung::plans(f);
+    const char *why_not = nullptr;
+    GPK_FORWARD_IF_ERROR(takes_plan(ctx, a, smem_of(plans, a.dtype), &why_not));
+    if (why_not != nullptr) return refuse(ctx, "gemm", Rung::kName, why_not);
+    const Splits sp = Rung::splits(f, a.k, plans, a.dtype);
+    const char *name = Rung::kName;
     switch (a.dtype) {
         case GPK_F32: return run_plan<float, float>(ctx, name, f, a.k, plans.f32, sp, a.alpha, a.beta, a.C, false);
         case GPK_F64: return run_plan<double, double>(ctx, name, f, a.k, plans.f64, sp, a.alpha, a.beta, a.C, false);
