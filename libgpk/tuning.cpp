@@ -101,10 +101,10 @@ std::string parse_row(const std::vector<std::string> &f, RungIndex rung, void *u
                                              (k.op == GPK_OP_GEMM && is_gemm_ex_class(k.dtype)))
                                             : (words && k.dtype >= 0 && !is_gemm_ex_class(k.dtype));
     if (!dtype_ok) return "dtype '" + f[1] + "' is not one of " + f[0] + "'s";
-    if (f[2] == "tf32") {
+    if (f[2] == math_word(GPK_MATH_TF32)) {
         if (!is_gemm(k.op) || k.dtype != GPK_F32) return "math 'tf32' is for f32 gemm and gemm_batched only";
         k.math = GPK_MATH_TF32;
-    } else if (f[2] != "default") {
+    } else if (f[2] != math_word(GPK_MATH_DEFAULT)) {
         return "math '" + f[2] + "' is neither default nor tf32";
     }
     k.layout = word_index(f[3], kLayoutWords, 4);
@@ -189,6 +189,14 @@ const char *dtype_word(int dtype) {
 const char *layout_word(int layout) { return layout >= 0 && layout < 4 ? kLayoutWords[layout] : "-"; }
 
 const char *align_word(int align) { return align == kAligned ? "a16" : align == kUnaligned ? "u" : "-"; }
+
+const char *math_word(int math) { return math == GPK_MATH_TF32 ? "tf32" : "default"; }
+
+std::string class_text(const Key &key) {
+    const char *op = op_word(key.op);
+    return std::string(op != nullptr ? op : "-") + "\t" + dtype_word(key.dtype) + "\t" + math_word(key.math) + "\t" +
+           layout_word(key.layout) + "\t" + align_word(key.align);
+}
 
 std::string shape_text(const Key &key) {
     std::string s;

@@ -175,6 +175,9 @@ const char *op_word(int op);        // "gemm", ...; null for an unknown op
 const char *dtype_word(int dtype);  // "f32", ...; "-" for none
 const char *layout_word(int layout);
 const char *align_word(int align);
+const char *math_word(int math);  // "tf32", "default"
+// The class columns of the key's row, tab-separated: "gemm\tbf16\tdefault\tnn\ta16"
+std::string class_text(const Key &key);
 // "4096x4096x4096"
 std::string shape_text(const Key &key);
 

@@ -37,9 +37,10 @@
 // every dimension: points are taken in order of size within a class.
 // The tuner times; correctness is the conformance suite's (tests/).
 #include "tune.hpp"
-#include "ceilings.hpp"
+#include "timer.hpp"
 
 #include "../common/cli.hpp"
+#include "tuning.hpp"  // libgpk's: the table's words, so that the tuner writes what the library reads
 
 #include <algorithm>
 #include <chrono>
@@ -56,7 +57,7 @@
 namespace gpk_bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+namespace tn = gpk::tuning;
 
 constexpr size_t kMiB = size_t(1) << 20;
 constexpr size_t kBufferBytes = (size_t(1) << 30) + 64 * 1024;  // each of A, B, C: 1 GiB and a little
@@ -64,8 +65,6 @@ const std::vector<size_t> kBatchedOperands = {2 * kMiB, 256 * kMiB};  // per ope
 constexpr double kHopeless = 4.0;                  // times the best: dropped
 constexpr double kPastOverheadUs = 200;            // best this long: drop for larger points
 constexpr double kVendorWithin = 1.03;             // gemm: the vendor first within 3 %
-
-const char *const kOps[] = {"gemm", "reduce", "transpose", "pi", "gemm_batched"};
 
 // One point of the grid.
 struct Point {
@@ -77,31 +76,20 @@ struct Point {
     int64_t d[4] = {1, 1, 1, 1};
 
     double size() const { return double(d[0]) * double(d[1]) * double(d[2]) * double(d[3]); }
-    std::string klass() const {
-        return std::string(kOps[op]) + "\t" + dtype_word() + "\t" + (math == GPK_MATH_TF32 ? "tf32" : "default") +
-               "\t" + layout_word() + "\t" + (op == GPK_OP_PI ? "-" : aligned ? "a16" : "u");
+    // The point as the table keys it (libgpk/tuning.hpp).
+    tn::Key key() const {
+        tn::Key k;
+        k.op = op, k.dtype = dtype, k.math = math;
+        const bool gemm = op == GPK_OP_GEMM || op == GPK_OP_GEMM_BATCHED;
+        k.layout = gemm ? 2 * ta + tb : tn::kNoLayout;
+        k.align = op == GPK_OP_PI ? tn::kAlignNone : aligned ? tn::kAligned : tn::kUnaligned;
+        k.ndims = op == GPK_OP_GEMM ? 3 : op == GPK_OP_GEMM_BATCHED ? 4 : op == GPK_OP_TRANSPOSE ? 2 : 1;
+        for (int i = 0; i < k.ndims; ++i) k.dims[i] = d[i];
+        return k;
     }
-    const char *dtype_word() const {
-        switch (dtype) {
-            case GPK_F32: return "f32";
-            case GPK_F64: return "f64";
-            case GPK_I32: return "i32";
-            case GPK_I64: return "i64";
-            case GPK_F16: return "f16";
-            case GPK_BF16: return "bf16";
-            default: return "-";
-        }
-    }
-    std::string layout_word() const {
-        if (op != GPK_OP_GEMM && op != GPK_OP_GEMM_BATCHED) return "-";
-        return std::string(ta ? "t" : "n") + (tb ? "t" : "n");
-    }
-    std::string shape() const {
-        const int n = op == GPK_OP_GEMM ? 3 : op == GPK_OP_GEMM_BATCHED ? 4 : op == GPK_OP_TRANSPOSE ? 2 : 1;
-        std::string s;
-        for (int i = 0; i < n; ++i) s += (i ? "x" : "") + std::to_string(d[i]);
-        return s;
-    }
+    // The row's class columns, and its shape.
+    std::string klass() const { return tn::class_text(key()); }
+    std::string shape() const { return tn::shape_text(key()); }
 };
 
 size_t elem(int dtype) { return dtype == GPK_F16 || dtype == GPK_BF16 ? 2 : dtype == GPK_F64 || dtype == GPK_I64 ? 8 : 4; }
@@ -339,49 +327,12 @@ gpk_status call(gpk_context *ctx, const Arrays &m, const Point &p) {
 
 // ---- timing -----------------------------------------------------------------------
 
-class Stopwatch {
-public:
-    explicit Stopwatch(Env &env) : env_(env) {
-        if (!env.cuda) return;
-        check_cuda(cudaEventCreate(&start_), "cudaEventCreate");
-        check_cuda(cudaEventCreate(&stop_), "cudaEventCreate");
-    }
-    ~Stopwatch() {
-        if (start_) cudaEventDestroy(start_);
-        if (stop_) cudaEventDestroy(stop_);
-    }
-    Stopwatch(const Stopwatch &) = delete;
-    Stopwatch &operator=(const Stopwatch &) = delete;
-
-    // One call, timed as gpk-bench times one (harness.cpp, Timer::time); microseconds.
-    gpk_status time(const Arrays &m, const Point &p, double *us) {
-        if (!env_.cuda) {
-            const auto t0 = Clock::now();
-            const gpk_status st = call(env_.ctx, m, p);
-            *us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-            return st;
-        }
-        check_cuda(cudaMemsetAsync(env_.l2_flush, 0, env_.l2_flush_bytes, env_.stream), "cudaMemsetAsync (L2 flush)");
-        check_cuda(launch_settle(env_.stream), "the kernel after the L2 flush");
-        check_cuda(cudaEventRecord(start_, env_.stream), "cudaEventRecord");
-        const gpk_status st = call(env_.ctx, m, p);
-        check_cuda(cudaEventRecord(stop_, env_.stream), "cudaEventRecord");
-        check_cuda(cudaEventSynchronize(stop_), "cudaEventSynchronize");
-        float ms = 0;
-        check_cuda(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
-        *us = 1e3 * ms;
-        return st;
-    }
-
-private:
-    Env &env_;
-    cudaEvent_t start_ = nullptr, stop_ = nullptr;
-};
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const size_t h = v.size() / 2;
-    return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+// One call at p, timed as gpk-bench times a case's (timer.hpp); microseconds.
+gpk_status time_us(Timer &timer, Env &env, const Arrays &m, const Point &p, double *us) {
+    double ms = 0;
+    const gpk_status st = timer.time([&] { return call(env.ctx, m, p); }, &ms);
+    *us = 1e3 * ms;
+    return st;
 }
 
 struct Timed {
@@ -392,7 +343,7 @@ struct Timed {
 // The rungs of `names` (ladder indices) at point p but those in `skip`, fastest first
 // (the vendor's first within kVendorWithin for gemm); those hopeless past launch
 // overheads go to *hopeless.
-std::vector<Timed> measure(Env &env, Stopwatch &watch, const Arrays &m, const Point &p,
+std::vector<Timed> measure(Env &env, Timer &timer, const Arrays &m, const Point &p,
                            const std::vector<std::string> &names, const std::set<int> &skip, std::set<int> *hopeless,
                            std::mt19937 &draw, std::vector<std::string> *problems) {
     gpk_context *ctx = env.ctx;
@@ -403,7 +354,7 @@ std::vector<Timed> measure(Env &env, Stopwatch &watch, const Arrays &m, const Po
         if (st == GPK_SUCCESS) st = call(ctx, m, p);  // warm-up: modules, handles, workspace
         if (st == GPK_SUCCESS) st = gpk_synchronize(ctx);
         double us = 0;
-        if (st == GPK_SUCCESS) st = watch.time(m, p, &us);
+        if (st == GPK_SUCCESS) st = time_us(timer, env, m, p, &us);
         if (st == GPK_ERROR_NOT_SUPPORTED) continue;
         if (st != GPK_SUCCESS) {
             problems->push_back(p.klass() + " " + p.shape() + " " + names[r] + ": " + gpk_status_string(st) + ": " +
@@ -435,7 +386,7 @@ std::vector<Timed> measure(Env &env, Stopwatch &watch, const Arrays &m, const Po
             // An untimed call first where calls are short (harness.cpp says why).
             if (st == GPK_SUCCESS && alive[i].us < 1000) st = call(ctx, m, p);
             double t = 0;
-            if (st == GPK_SUCCESS) st = watch.time(m, p, &t);
+            if (st == GPK_SUCCESS) st = time_us(timer, env, m, p, &t);
             if (st == GPK_SUCCESS) us[i].push_back(t);
         }
     }
@@ -477,12 +428,12 @@ int run_tune(Env &env, const TuneOptions &opt) {
         need = std::max({need, a, b, c});
     }
     Arrays arrays(env, std::min(need, kBufferBytes));
-    Stopwatch watch(env);
+    Timer timer(env);
     std::mt19937 draw(20261201u);
 
     const RunInfo info = describe_run(env, quick, RunOptions{});
     std::printf("gpk-bench --tune: %zu points on %s, ops:", grid.size(), info.device.c_str());
-    for (int op : ops) std::printf(" %s", kOps[op]);
+    for (int op : ops) std::printf(" %s", tn::op_word(op));
     std::printf("\n");
     std::fflush(stdout);
 
@@ -524,7 +475,7 @@ int run_tune(Env &env, const TuneOptions &opt) {
         std::set<int> skip, hopeless;
         for (const auto &[at, rungs] : hopeless_at[p.klass()])
             if (covers(p, at)) skip.insert(rungs.begin(), rungs.end());
-        const std::vector<Timed> rows = measure(env, watch, arrays, p, names[p.op], skip, &hopeless, draw, &problems);
+        const std::vector<Timed> rows = measure(env, timer, arrays, p, names[p.op], skip, &hopeless, draw, &problems);
         if (!hopeless.empty()) hopeless_at[p.klass()].emplace_back(p, hopeless);
         std::string line = p.klass() + "\t" + p.shape() + "\t";
         for (size_t i = 0; i < rows.size(); ++i) {
@@ -536,9 +487,9 @@ int run_tune(Env &env, const TuneOptions &opt) {
             lines.push_back(line);
             out << line << "\n" << std::flush;
         }
-        op_seconds[p.op] += std::chrono::duration<double>(Clock::now() - p0).count();
+        op_seconds[p.op] += seconds_since(p0);
         ++done;
-        const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+        const double elapsed = seconds_since(t0);
         const std::string best = rows.empty() ? std::string("no rung took it") : names[p.op][size_t(rows[0].rung)];
         if (tty || done >= next_report || done == grid.size()) {
             std::string shown = p.klass() + " " + p.shape();
@@ -554,11 +505,11 @@ int run_tune(Env &env, const TuneOptions &opt) {
     if (tty) std::printf("\n");
 
     out.close();
-    const double total = std::chrono::duration<double>(Clock::now() - t0).count();
+    const double total = seconds_since(t0);
     std::printf("gpk-bench --tune: %zu rows in %s (", lines.size(), seconds_text(total).c_str());
     bool first = true;
     for (const auto &[op, s] : op_seconds) {
-        std::printf("%s%s %s", first ? "" : ", ", kOps[op], seconds_text(s).c_str());
+        std::printf("%s%s %s", first ? "" : ", ", tn::op_word(op), seconds_text(s).c_str());
         first = false;
     }
     std::printf(")\n");
