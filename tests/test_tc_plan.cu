@@ -3,8 +3,9 @@
 // performance record measured it on (docs/PERFORMANCE.md, section "Auto: gemm"), and
 // at the edges of the rule; which operand becomes X for each TF32 layout, and that a
 // swap exchanges the normal form's sides whole. The persistent walk: every tile once, in
-// blocks of the shape its bands give; the grid's clusters.
-#define GPK_TC_STANDALONE
+// blocks of the shape its bands give; the grid's clusters. The rung's file is included
+// whole: its launcher's calls into the library resolve against the library's objects
+// (bench/meson.build's static archive), nothing of which runs here.
 #include "../libgpk/cuda/gemm/12_wgmma_ws.cu"
 
 #include <cstdint>

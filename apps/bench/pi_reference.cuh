@@ -1,7 +1,7 @@
 // The simple fused kernel of the cuRAND device API, the yardstick of the pi ladder:
 // the straightforward way to fuse generation and counting with the vendor's device
 // API (its figures: docs/PERFORMANCE.md, section "Auto: pi"). gpk-bench times it next to the ladder
-// (ceilings.cu) and scripts/pi-probe.cu next to its variants of the persistent rung.
+// (ceilings.cu); runs 32-35 of the lab log timed it next to variants of the persistent rung.
 // It is not a library variant: its points come from cuRAND's Philox subsequences, one
 // per thread, a stream of their own, so its hits are held to the statistics only.
 //

@@ -197,8 +197,6 @@ inline Result gemm_tc_mma_sync(const GemmTc &g) {
 }  // namespace gpk::cuda::tc
 
 // ---- the library's launcher ---------------------------------------------------------
-// (scripts/tc-bench.cu includes this file for the kernel alone, without the library.)
-#ifndef GPK_TC_STANDALONE
 #include "tc_launch.cuh"
 
 namespace gpk::cuda {
@@ -231,4 +229,3 @@ gpk_status gemm_mma_sync(gpk_context &ctx, const GemmArgs &args) {
 }
 
 }  // namespace gpk::cuda
-#endif  // GPK_TC_STANDALONE

@@ -486,8 +486,8 @@ Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CU
               const CUtensorMap &mc, bool tma_store, int dev);
 
 // Tile configuration: 0 chooses by shape; 1, 2, 3, 4 force 128x256, 128x128, 128x128
-// ping-pong and 128x64 (for measuring them against one another).
-inline int tile_mode = 0;
+// ping-pong and 128x64 (bench/tc-bench.cu sets it, to measure them against one another).
+int tile_mode = 0;
 
 template <class T, int BQ, bool PP>
 Result run_tiles(const GemmTc &g, const Normal &nf, const Prepared &pr, bool td, int dev) {
@@ -546,6 +546,20 @@ Result run(const GemmTc &g, const Normal &nf0) {
     return run_tiles<T, 128, true>(g, nf, pr, td, dev);
 }
 
+// A launch of `grid` blocks in clusters of two, set at launch (a compile-time cluster
+// size would not build for the GPUs before sm_90 in a multi-architecture build).
+struct ClusterLaunch {
+    cudaLaunchAttribute attr{};
+    cudaLaunchConfig_t cfg{};
+    ClusterLaunch(int grid, int smem, cudaStream_t stream) {
+        attr.id = cudaLaunchAttributeClusterDimension;
+        attr.val.clusterDim.x = CLUSTER;
+        attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+        cfg = cudaLaunchConfig_t{dim3(grid), dim3(THREADS), size_t(smem), stream, &attr, 1};
+    }
+    ClusterLaunch(const ClusterLaunch &) = delete;  // cfg points at attr
+};
+
 template <class T, bool XK, bool YK, int BQ, bool PP, bool TD>
 Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CUtensorMap &my,
               const CUtensorMap &mc, bool tma_store, int dev) {
@@ -561,41 +575,17 @@ Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CU
         e = cudaFuncSetAttribute(kernel<T, XK, YK, BQ, PP, TD>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
         if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_ws: shared memory");
         fit = sms / CLUSTER;
-        cudaLaunchAttribute attr{};
-        attr.id = cudaLaunchAttributeClusterDimension;
-        attr.val.clusterDim.x = CLUSTER;
-        attr.val.clusterDim.y = 1;
-        attr.val.clusterDim.z = 1;
-        cudaLaunchConfig_t cfg{};
-        cfg.gridDim = dim3(CLUSTER * fit);
-        cfg.blockDim = dim3(THREADS);
-        cfg.dynamicSmemBytes = SMEM_BYTES;
-        cfg.attrs = &attr;
-        cfg.numAttrs = 1;
+        const ClusterLaunch all(CLUSTER * fit, SMEM_BYTES, nullptr);
         int n = 0;
-        if (cudaOccupancyMaxActiveClusters(&n, kernel<T, XK, YK, BQ, PP, TD>, &cfg) == cudaSuccess && n > 0 && n < fit) fit = n;
+        if (cudaOccupancyMaxActiveClusters(&n, kernel<T, XK, YK, BQ, PP, TD>, &all.cfg) == cudaSuccess && n > 0 && n < fit) fit = n;
         (void)cudaGetLastError();
         if (fit < 1) return not_supported("gemm rung wgmma_ws: no cluster of two blocks fits on the GPU");
         if (dev >= 0 && dev < 64) fit_of[dev].store(fit);
     }
     // Clusters for the pairs of tile rows, at most as many as fit on the GPU at once.
     const int64_t pairs = cluster_tiles(nf, BQ);
-    const int grid = CLUSTER * int(grid_clusters(pairs, fit));
-    // Clusters of two, set at launch (a compile-time cluster size would not build for
-    // the GPUs before sm_90 in a multi-architecture build).
-    cudaLaunchAttribute attr{};
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = CLUSTER;
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(grid);
-    cfg.blockDim = dim3(THREADS);
-    cfg.dynamicSmemBytes = SMEM_BYTES;
-    cfg.stream = g.stream;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
-    cudaError_t e = cudaLaunchKernelEx(&cfg, kernel<T, XK, YK, BQ, PP, TD>, mx, my, mc, nf.P, nf.Q, nf.K,
+    const ClusterLaunch cl(CLUSTER * int(grid_clusters(pairs, fit)), SMEM_BYTES, g.stream);
+    cudaError_t e = cudaLaunchKernelEx(&cl.cfg, kernel<T, XK, YK, BQ, PP, TD>, mx, my, mc, nf.P, nf.Q, nf.K,
                                        make_epilogue(g, sizeof(T)), int(tma_store));
     if (e == cudaSuccess) e = cudaGetLastError();
     return e == cudaSuccess ? ok() : cuda_failed(e, "gemm rung wgmma_ws: launch");
@@ -629,8 +619,6 @@ inline Result gemm_tc_wgmma_ws(const GemmTc &g) {
 }  // namespace gpk::cuda::tc
 
 // ---- the library's launcher ---------------------------------------------------------
-// (scripts/tc-bench.cu includes this file for the kernel alone, without the library.)
-#ifndef GPK_TC_STANDALONE
 #include "tc_launch.cuh"
 
 namespace gpk::cuda {
@@ -660,4 +648,3 @@ gpk_status gemm_wgmma_ws(gpk_context &ctx, const GemmArgs &args) {
 }
 
 }  // namespace gpk::cuda
-#endif  // GPK_TC_STANDALONE

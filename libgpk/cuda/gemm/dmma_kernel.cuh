@@ -2,8 +2,7 @@
 // parts is for), with a batch index: blockIdx.z is a product of a strided batch, matrix
 // z at A + z * sa (likewise B, C). Rung 9 runs it on one product (strides 0); batched
 // rung 4 (gemm_batched/04_dmma.cu) on a whole batch in one launch per 65535 products.
-// Nothing of the library is included, so that the batched rungs still build alone
-// (scripts/batched-bench.cu).
+// Nothing of the library is included: the kernel is the rungs' alone.
 //
 // Tile sizes can be set at compile time with
 // -DGPK_DMMA_TUNE_{BM,BN,BK,WM,WN,STAGES,MINBLOCKS} (scripts/tune-gemm --rung dmma_f64).

@@ -2,8 +2,8 @@
 // for), with a batch index: blockIdx.z is a product of a strided batch, matrix z at
 // A + z * sa (likewise B, C). Rung 10 runs it on one product (strides 0); batched rung 3
 // (gemm_batched/03_prefetch.cu) on a whole batch in one launch per 65535 products,
-// with tiles of its own for small products. Nothing of the library is included, so
-// that the batched rungs still build alone (scripts/batched-bench.cu). The order of a step's multiply-adds
+// with tiles of its own for small products. Nothing of the library is included: the
+// kernel is the rungs' alone. The order of a step's multiply-adds
 // can be set at compile time with -DGPK_PREFETCH_TUNE_ORDER (scripts/tune-gemm).
 #pragma once
 

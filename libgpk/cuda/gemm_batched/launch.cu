@@ -1,8 +1,7 @@
 // The library's side of the strided batched rungs: each launcher of the ladder turns
 // the checked call into the rungs' raw BatchedParams on the context's stream (or the
 // pipeline lane's), runs the rung, and maps its BatchedResult to a gpk_status with
-// the rung's text. The rungs themselves depend on nothing of the library, so the
-// standalone harness (scripts/batched-bench.cu) runs the very same kernels.
+// the rung's text. The rungs themselves depend on nothing of the library.
 #include "batched_common.cuh"
 
 #include "../ladders.hpp"

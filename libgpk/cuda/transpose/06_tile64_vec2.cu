@@ -13,7 +13,7 @@
 // faster).
 //
 // The kernel (tile_tuned.cuh) replaces the first version of this rung
-// (scripts/transpose-tile64-vec2.cuh), which checked bounds on every access of every
+// (bench/transpose-tile64-vec2.cuh), which checked bounds on every access of every
 // tile with 64-bit arithmetic: here a block takes one tile of a 1-D grid, interior
 // tiles take an unchecked path (a uniform branch) with their addresses computed
 // once, and only edge tiles check each vector. What each version measured is in

@@ -1,6 +1,6 @@
 // Rung 6's kernel: a shared-tile transpose with vector accesses to global memory, in
 // the configuration 06_tile64_vec2.cu names. scripts/tune-transpose times it, with
-// options of its own (scripts/transpose-tile-tuned.cuh), against cublas<t>geam and a
+// options of its own (bench/transpose-tile-tuned.cuh), against cublas<t>geam and a
 // copy.
 //
 // A TI x TJ tile of A (TI along A's columns, which are contiguous; TJ along its rows)

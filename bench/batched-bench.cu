@@ -1,37 +1,33 @@
-// Standalone check and benchmark of the strided batched gemm rungs
-// (libgpk/cuda/gemm_batched/), without the library around them.
+// Check and benchmark of the strided batched gemm rungs (libgpk/cuda/gemm_batched/):
+// each rung through gpk_gemm_strided_batched, chosen by gpk_set_variant. Built with the
+// CUDA build (bench/meson.build); on a GPU machine:
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -Iinclude -Ibuild/include/gpk scripts/batched-bench.cu
-//        libgpk/cuda/gemm_batched/0*.cu -lcublas -o batched-bench
-// (build/include/gpk: a Meson build's generated gpk_version.h.)
-//   batched-bench [check|time|all] [quick]
-//   batched-bench time F32,64,128   (only the dtypes and sizes listed)
+//   build/bench/batched-bench [check|time|all] [quick]
+//   build/bench/batched-bench time F32,64,128   (only the dtypes and sizes listed)
 //
 // check: every rung against a reference computed on the GPU in double from the raw
 // (row- or column-major) arguments, on random data: square and non-square sizes from
 // 1 to 600, both layouts, all transposes, padded ld and strides, stride 0 for A or B,
 // beta == 0 with NaN in C, alpha == 0 and k == 0, batch counts 0, 1 and more. Every
 // element of the C allocation outside the C matrices holds a guard value that must
-// survive; a rung that declines a call must answer kNotSupported and write nothing.
+// survive; a rung that declines a call must answer GPK_ERROR_NOT_SUPPORTED and write
+// nothing.
 // time: square n x n x n at n = 4 .. 512, F32 and F64, the batch filling about 1 GiB
 // per operand, beta == 0 (C written once, not read): each rung, cuBLAS and a
 // device-to-device copy, median of 10 timed with events; each rung's result is
 // compared with cuBLAS's.
-#include "../libgpk/cuda/gemm_batched/batched_common.cuh"
+#include <gpk/gpk.h>
 
-#include <cublas_v2.h>
+#include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <random>
 #include <string>
 #include <vector>
-
-using namespace gpk::cuda::batched;
 
 #define CK(x)                                                                                           \
     do {                                                                                                \
@@ -42,22 +38,40 @@ using namespace gpk::cuda::batched;
         }                                                                                               \
     } while (0)
 
-static cublasHandle_t g_cublas;
+static gpk_context *g_ctx = nullptr;
 
-struct Rung {
-    const char *name;
-    std::function<BatchedResult(const BatchedParams &)> fn;
+// One strided batched call, CBLAS semantics, as this program makes it.
+struct BatchCall {
+    int dtype, layout, transa, transb;
+    int64_t m, n, k;
+    double alpha;
+    const void *A;
+    int64_t lda, stride_a;
+    const void *B;
+    int64_t ldb, stride_b;
+    double beta;
+    void *C;
+    int64_t ldc, stride_c, batch_count;
 };
 
-static std::vector<Rung> rungs() {
-    return {
-        {"cublas", [](const BatchedParams &p) { return gemm_batched_cublas(p, g_cublas); }},
-        {"thread_product", gemm_batched_thread_product},
-        {"staged", gemm_batched_staged},
-        {"prefetch", gemm_batched_prefetch},
-        {"dmma", gemm_batched_dmma},
-    };
-}
+// A rung by its gpk_set_variant name; the vendor's first, the others timed against it.
+struct Rung {
+    const char *name;
+    gpk_status operator()(const BatchCall &p) const {
+        // Chosen once for a run of calls, so that timed calls hold the call alone.
+        static const char *chosen = nullptr;
+        if (chosen != name) {
+            const gpk_status s = gpk_set_variant(g_ctx, GPK_OP_GEMM_BATCHED, name);
+            if (s != GPK_SUCCESS) return s;
+            chosen = name;
+        }
+        return gpk_gemm_strided_batched(g_ctx, p.dtype, p.layout, p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A,
+                                        p.lda, p.stride_a, p.B, p.ldb, p.stride_b, p.beta, p.C, p.ldc, p.stride_c,
+                                        p.batch_count);
+    }
+};
+
+static std::vector<Rung> rungs() { return {{"cublas"}, {"thread_product"}, {"staged"}, {"prefetch"}, {"dmma"}}; }
 
 // ---- reference ---------------------------------------------------------------------
 
@@ -70,7 +84,7 @@ __device__ int64_t offset(bool row_major, int64_t ld, int64_t r, int64_t c) { re
 
 // ref[b, i, j] = alpha op(A_b) op(B_b) + beta C0_b (double), bound = the same with
 // absolute values (the error scale).
-__global__ void reference_kernel(BatchedParams p, const void *C0, double *ref, double *bound) {
+__global__ void reference_kernel(BatchCall p, const void *C0, double *ref, double *bound) {
     const bool f64 = p.dtype == GPK_F64, rm = p.layout == GPK_ROW_MAJOR;
     const bool ta = p.transa == GPK_TRANS, tb = p.transb == GPK_TRANS;
     const int64_t total = p.batch_count * p.m * p.n;
@@ -201,13 +215,13 @@ static int check_case(const Rung &rung, const Case &c, std::string *why) {
     CK(cudaMemcpy(dB, hB.data(), hB.size(), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(dC, hC.data(), hC.size(), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(dC0, hC.data(), hC.size(), cudaMemcpyHostToDevice));
-    BatchedParams p{c.dtype, c.layout, c.transa, c.transb, c.m, c.n, c.k, c.alpha, dA, lda, sa, dB, ldb, sb,
-                    c.beta, dC, ldc, sc, c.batch, nullptr};
+    const BatchCall p{c.dtype, c.layout, c.transa, c.transb, c.m, c.n, c.k, c.alpha, dA, lda, sa, dB, ldb, sb,
+                      c.beta, dC, ldc, sc, c.batch};
     if (c.batch * c.m * c.n > 0) {
         reference_kernel<<<1024, 256>>>(p, dC0, dref, dbound);
         CK(cudaGetLastError());
     }
-    const BatchedResult r = rung.fn(p);
+    const gpk_status r = rung(p);
     CK(cudaDeviceSynchronize());
     std::vector<unsigned char> out(hC.size());
     CK(cudaMemcpy(out.data(), dC, out.size(), cudaMemcpyDeviceToHost));
@@ -215,15 +229,15 @@ static int check_case(const Rung &rung, const Case &c, std::string *why) {
     CK(cudaMemcpy(ref.data(), dref, nref * 8, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(bound.data(), dbound, nref * 8, cudaMemcpyDeviceToHost));
     cudaFree(dA), cudaFree(dB), cudaFree(dC), cudaFree(dC0), cudaFree(dref), cudaFree(dbound);
-    if (r.code == BatchedCode::kNotSupported) {
+    if (r == GPK_ERROR_NOT_SUPPORTED) {
         if (out != hC) {
             *why = "declined but wrote C";
             return 1;
         }
         return 2;
     }
-    if (r.code != BatchedCode::kOk) {
-        *why = std::string("error: ") + r.what;
+    if (r != GPK_SUCCESS) {
+        *why = std::string("error: ") + gpk_last_error(g_ctx);
         return 1;
     }
     const double eps = f64 ? 1.1102230246251565e-16 : 5.9604644775390625e-08;
@@ -314,7 +328,8 @@ static int run_checks(bool quick) {
                         r == 0 ? "pass" : r == 2 ? "declined" : "FAIL", why.c_str());
             if (r == 1) ++fails;
         }
-    std::printf("checks: %d passed, %d declined (kNotSupported, C untouched), %d failed\n", passes, declined, fails);
+    std::printf("checks: %d passed, %d declined (GPK_ERROR_NOT_SUPPORTED, C untouched), %d failed\n", passes, declined,
+                fails);
     return fails;
 }
 
@@ -400,16 +415,16 @@ static void run_timing(bool quick, const std::string &sizes) {
             const double copy_gbs = 2.0 * batch * n * n * es / copy_ms / 1e6;
             std::printf("%-4s %4lld %9lld %-15s %9.3f %9.1f %9s %8s %8s\n", f64 ? "F64" : "F32", (long long)n,
                         (long long)batch, "copy", copy_ms, copy_gbs, "", "", "1.00");
-            BatchedParams p{dtype, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, n, n, n, 1.0, A, n, n * n, B, n, n * n,
-                            0.0, C, n, n * n, batch, nullptr};
+            const BatchCall p{dtype, GPK_COL_MAJOR, GPK_NO_TRANS, GPK_NO_TRANS, n, n, n, 1.0, A, n, n * n, B, n, n * n,
+                              0.0, C, n, n * n, batch};
             double cublas_ms = 0, best_gbs = 0;
             std::string best_name;
             for (const Rung &rung : rungs()) {
                 CK(cudaMemset(C, 0xff, operand));  // NaN everywhere: beta == 0 must not read it
-                const BatchedResult probe = rung.fn(p);
-                if (probe.code == BatchedCode::kNotSupported) continue;
-                if (probe.code != BatchedCode::kOk) {
-                    std::printf("%s: error %s (%d)\n", rung.name, probe.what, probe.detail);
+                const gpk_status probe = rung(p);
+                if (probe == GPK_ERROR_NOT_SUPPORTED) continue;
+                if (probe != GPK_SUCCESS) {
+                    std::printf("%s: %s (%s)\n", rung.name, gpk_status_string(probe), gpk_last_error(g_ctx));
                     continue;
                 }
                 CK(cudaDeviceSynchronize());
@@ -430,7 +445,7 @@ static void run_timing(bool quick, const std::string &sizes) {
                         note = s;
                     }
                 }
-                const float ms = median_ms([&] { rung.fn(p); }, 10);
+                const float ms = median_ms([&] { rung(p); }, 10);
                 CK(cudaGetLastError());
                 const double gbs = bytes / ms / 1e6, tf = flops / ms / 1e9;
                 if (std::string(rung.name) == "cublas") cublas_ms = ms;
@@ -456,8 +471,8 @@ int main(int argc, char **argv) {
     const bool quick = argc > 2 && std::string(argv[2]) == "quick";
     // time F32,F64,64,128: only those dtypes and sizes.
     const std::string sizes = argc > 2 && !quick ? "," + std::string(argv[2]) + "," : "";
-    if (cublasCreate(&g_cublas) != CUBLAS_STATUS_SUCCESS) {
-        std::fprintf(stderr, "cublasCreate failed\n");
+    if (gpk_create(&g_ctx, GPK_BACKEND_CUDA, 0) != GPK_SUCCESS) {
+        std::fprintf(stderr, "gpk_create: %s\n", gpk_last_error(nullptr));
         return 1;
     }
     cudaDeviceProp prop;
@@ -466,6 +481,6 @@ int main(int argc, char **argv) {
     int fails = 0;
     if (mode == "check" || mode == "all") fails = run_checks(quick);
     if (mode == "time" || mode == "all") run_timing(quick, sizes);
-    cublasDestroy(g_cublas);
+    gpk_destroy(g_ctx);
     return fails ? 1 : 0;
 }

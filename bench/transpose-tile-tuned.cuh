@@ -1,6 +1,6 @@
 // The configurable shared-tile transpose that scripts/tune-transpose times: rung 6's
 // kernel (libgpk/cuda/transpose/tile_tuned.cuh) with the options only the tuner
-// varies, against the first rung 6 (scripts/transpose-tile64-vec2.cuh),
+// varies, against the first rung 6 (bench/transpose-tile64-vec2.cuh),
 // cublas<t>geam and a copy. Config's first five parameters are those of the
 // library's tile_tuned::Config; a pick that needs none of the others is written in
 // its form.

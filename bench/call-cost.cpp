@@ -2,7 +2,7 @@
 // vendor library it is measured against, for work small enough that the call, not
 // the kernel, is most of it. On a GPU machine, after a build:
 //
-//   build/scripts/call-cost [repeat]     (meson compile -C build call-cost first)
+//   build/bench/call-cost [repeat]     (built with the CUDA build, bench/meson.build)
 //
 // Device arrays only (the case where gpk_gemm is asynchronous, as cublasSgemm is).
 // For each case two medians over `repeat` calls (default 2000), each call followed by

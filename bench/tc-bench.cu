@@ -1,8 +1,9 @@
 // Checks and times the tensor-core gemm rungs (libgpk/cuda/gemm/11_*, 12_*) against
-// a reference and cublasGemmEx, standalone:
+// a reference and cublasGemmEx. Built with the CUDA build (bench/meson.build), against
+// the library's objects; every rung call is gpk_gemm with the rung chosen by
+// gpk_set_variant, as an application makes it. On a GPU machine:
 //
-//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/tc-bench.cu -lcublas -lcuda -o tc-bench
-//   ./tc-bench [check|time|all|tiles|one ...|shape ...|auto ...|noise [reps [stream]]]
+//   build/bench/tc-bench [check|time|all|tiles|one ...|shape ...|auto ...|noise [reps [stream]]]
 //
 // check: every rung and dtype on random data over sizes 1, 17, 1000 and 4097 (ragged),
 // both layouts, all four transposes, leading dimensions above the minimum, beta == 0
@@ -15,12 +16,12 @@
 // tile configuration of rung 12, not only its choice). noise: BF16 1024^3 NN, rung 12
 // and cublasGemmEx alternately, each timed call started in each of several ways
 // (start_call): the spread of each and which calls came out slow.
-// The rung files without their library launchers.
-#define GPK_TC_STANDALONE
-#include "../libgpk/cuda/gemm/11_mma_sync.cu"
-#include "../libgpk/cuda/gemm/12_wgmma_ws.cu"
+#include <gpk/gpk.h>
 
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
@@ -30,7 +31,17 @@
 #include <string>
 #include <vector>
 
-using namespace gpk::cuda::tc;
+// wgmma_ws's tile configuration (libgpk/cuda/gemm/12_wgmma_ws.cu): 0 its own choice;
+// 1, 2, 3, 4 force 128x256, 128x128, 128x128 ping-pong and 128x64. The one setting
+// of the library this program reaches past the API.
+namespace gpk::cuda::tc::ws12 {
+extern int tile_mode;
+}
+namespace ws12 = gpk::cuda::tc::ws12;
+
+// The dtypes of the tensor-core rungs: F16, BF16, and F32 with TF32 products.
+enum class Dtype : int { F16 = 0, BF16 = 1, TF32 = 2 };
+static size_t elem_size(Dtype d) { return d == Dtype::TF32 ? 4 : 2; }
 
 #define CK(x)                                                                                         \
     do {                                                                                              \
@@ -39,6 +50,14 @@ using namespace gpk::cuda::tc;
             std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
             std::exit(2);                                                                             \
         }                                                                                             \
+    } while (0)
+#define GK(x)                                                                                      \
+    do {                                                                                           \
+        gpk_status s_ = (x);                                                                       \
+        if (s_ != GPK_SUCCESS) {                                                                   \
+            std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, gpk_last_error(g_ctx)); \
+            std::exit(2);                                                                          \
+        }                                                                                          \
     } while (0)
 #define CB(x)                                                                           \
     do {                                                                                \
@@ -134,33 +153,52 @@ __global__ void ref_kernel(RefCall rc, const int64_t *ij, int64_t count, double 
 // ---- host side ----------------------------------------------------------------------
 
 static uint64_t g_seed = 12345;
-static void *g_ws = nullptr;
-static size_t g_ws_bytes = 0;
-
-static void ensure_ws(size_t b) {
-    if (b <= g_ws_bytes) return;
-    if (g_ws) CK(cudaFree(g_ws));
-    CK(cudaMalloc(&g_ws, b));
-    g_ws_bytes = b;
-}
 
 static void randomize(void *p, int64_t n, Dtype d) {
     fill_random<<<1024, 256>>>(p, n, int(d), ++g_seed);
     CK(cudaGetLastError());
 }
 
-using RungFn = Result (*)(const GemmTc &);
-using WsFn = size_t (*)(const GemmTc &);
 struct Rung {
     const char *name;
-    RungFn fn;
-    WsFn ws;
+    const char *variant;  // gpk_set_variant's name
     bool takes_tf32;
+    bool tiles;  // wgmma_ws: its tile configurations can be forced
 };
 static const Rung kRungs[] = {
-    {"11_mma_sync", gemm_tc_mma_sync, gemm_tc_mma_sync_workspace, false},
-    {"12_wgmma_ws", gemm_tc_wgmma_ws, gemm_tc_wgmma_ws_workspace, true},
+    {"11_mma_sync", "mma_sync", false, false},
+    {"12_wgmma_ws", "wgmma_ws", true, true},
 };
+
+// One gemm call, CBLAS semantics, as tc-bench makes it.
+struct Call {
+    Dtype d;
+    bool row_major, ta, tb;
+    int64_t m, n, k;
+    float alpha, beta;
+    const void *A;
+    int64_t lda;
+    const void *B;
+    int64_t ldb;
+    void *C;
+    int64_t ldc;
+};
+
+// The context every rung call goes through (on g_stream's stream in the noise mode).
+static gpk_context *g_ctx = nullptr;
+
+// Chooses the rung, and the math mode of dtype d, for the calls that follow.
+static void use(const Rung &r, Dtype d) {
+    GK(gpk_set_variant(g_ctx, GPK_OP_GEMM, r.variant));
+    GK(gpk_set_math_mode(g_ctx, d == Dtype::TF32 ? GPK_MATH_TF32 : GPK_MATH_DEFAULT));
+}
+
+static gpk_status gemm(const Call &c) {
+    const int dtype = c.d == Dtype::F16 ? int(GPK_F16) : c.d == Dtype::BF16 ? int(GPK_BF16) : int(GPK_F32);
+    return gpk_gemm(g_ctx, dtype, c.row_major ? GPK_ROW_MAJOR : GPK_COL_MAJOR, c.ta ? GPK_TRANS : GPK_NO_TRANS,
+                    c.tb ? GPK_TRANS : GPK_NO_TRANS, c.m, c.n, c.k, c.alpha, c.A, c.lda, c.B, c.ldb, c.beta, c.C,
+                    c.ldc);
+}
 
 static float host_half_to_float(uint16_t h, Dtype d) {
     if (d == Dtype::BF16) {
@@ -210,18 +248,13 @@ static bool check_case(const Rung &rung, Dtype d, const Case &cs) {
     CK(cudaGetLastError());
     CK(cudaMemcpy(C0, C, nc * es, cudaMemcpyDeviceToDevice));
 
-    GemmTc g{d, cs.row_major, cs.ta, cs.tb, cs.m, cs.n, cs.k, cs.alpha, cs.beta, A, lda, B, ldb, C, ldc,
-             nullptr, nullptr, 0};
-    const size_t wsb = rung.ws(g);
-    ensure_ws(wsb + 256);
-    g.workspace = g_ws;
-    g.workspace_bytes = g_ws_bytes;
-    Result r = rung.fn(g);
+    use(rung, d);
+    const gpk_status r = gemm({d, cs.row_major, cs.ta, cs.tb, cs.m, cs.n, cs.k, cs.alpha, cs.beta, A, lda, B, ldb, C, ldc});
     CK(cudaDeviceSynchronize());
     ++g_checked;
-    if (r.status != Status::Ok) {
-        std::printf("FAIL %s %s m=%lld n=%lld k=%lld: status %d (%s)\n", rung.name, dname(d), (long long)cs.m,
-                    (long long)cs.n, (long long)cs.k, int(r.status), r.why);
+    if (r != GPK_SUCCESS) {
+        std::printf("FAIL %s %s m=%lld n=%lld k=%lld: %s (%s)\n", rung.name, dname(d), (long long)cs.m,
+                    (long long)cs.n, (long long)cs.k, gpk_status_string(r), gpk_last_error(g_ctx));
         ++g_fail;
         cudaFree(A); cudaFree(B); cudaFree(C); cudaFree(C0);
         return false;
@@ -349,19 +382,23 @@ static void run_checks() {
     cases.push_back({4097, 4095, 1000, false, false, false, 7, -1.5f, 0.0f, true});
 
     for (const Rung &r : kRungs)
-        for (int mode = 0; mode < (r.fn == gemm_tc_wgmma_ws ? 5 : 1); ++mode)
+        for (int mode = 0; mode < (r.tiles ? 5 : 1); ++mode)
         for (Dtype d : {Dtype::BF16, Dtype::F16, Dtype::TF32}) {
             ws12::tile_mode = mode;
             if (d == Dtype::TF32 && !r.takes_tf32) {
-                GemmTc g{d, false, false, false, 8, 8, 8, 1, 0, nullptr, 8, nullptr, 8, nullptr, 8, nullptr, nullptr, 0};
-                Result res = r.fn(g);
+                void *X;  // A, B and C of 8 x 8 x 8, which a refusal leaves unread and unwritten
+                CK(cudaMalloc(&X, 3 * 256));
+                char *x = static_cast<char *>(X);
+                use(r, d);
+                const gpk_status res = gemm({d, false, false, false, 8, 8, 8, 1, 0, x, 8, x + 256, 8, x + 512, 8});
                 ++g_checked;
-                if (res.status != Status::NotSupported) {
-                    std::printf("FAIL %s TF32: expected NOT_SUPPORTED\n", r.name);
+                if (res != GPK_ERROR_NOT_SUPPORTED) {
+                    std::printf("FAIL %s TF32: expected NOT_SUPPORTED, got %s\n", r.name, gpk_status_string(res));
                     ++g_fail;
                 } else {
-                    std::printf("ok   %s TF32 -> NOT_SUPPORTED (%s)\n", r.name, res.why);
+                    std::printf("ok   %s TF32 -> NOT_SUPPORTED (%s)\n", r.name, gpk_last_error(g_ctx));
                 }
+                CK(cudaFree(X));
                 continue;
             }
             int f0 = g_fail;
@@ -516,44 +553,31 @@ static void time_shape(Dtype d, int64_t m, int64_t n, int64_t k, bool ta, bool t
                   ta ? "T" : "N", tb ? "T" : "N", pad ? " ld-odd" : "");
     std::printf("%-5s %-30s %-20s %8.1f TFLOP/s  1.000x\n", dname(d), shape, "cublasGemmEx", flop / t_cub / 1e9);
     for (const Rung &r : kRungs)
-    for (int mode = 0; mode < (r.fn == gemm_tc_wgmma_ws ? (g_all_tiles ? 5 : 1) : 1); ++mode) {
+    for (int mode = 0; mode < (r.tiles && g_all_tiles ? 5 : 1); ++mode) {
         if (d == Dtype::TF32 && !r.takes_tf32) continue;
-        if (!with_mma && r.fn == gemm_tc_mma_sync) continue;
+        if (!with_mma && !r.tiles) continue;
         ws12::tile_mode = mode;
         char name[64];
-        std::snprintf(name, sizeof name, r.fn == gemm_tc_wgmma_ws ? "%s/%s" : "%s", r.name,
+        std::snprintf(name, sizeof name, r.tiles ? "%s/%s" : "%s", r.name,
                       mode == 0   ? "auto"
                       : mode == 1 ? "128x256"
                       : mode == 2 ? "128x128"
                       : mode == 3 ? "pingpong"
                                   : "128x64");
-        GemmTc g{d, false, ta, tb, m, n, k, alpha, beta, A, lda, B, ldb, C, ldc, nullptr, nullptr, 0};
-        ensure_ws(r.ws(g) + 256);
-        g.workspace = g_ws;
-        g.workspace_bytes = g_ws_bytes;
-        Result res = r.fn(g);
+        const Call c{d, false, ta, tb, m, n, k, alpha, beta, A, lda, B, ldb, C, ldc};
+        use(r, d);
+        const gpk_status res = gemm(c);
         CK(cudaDeviceSynchronize());
-        if (res.status != Status::Ok) {
-            std::printf("%-5s %-30s %-20s status %d (%s)\n", dname(d), shape, name, int(res.status), res.why);
+        if (res != GPK_SUCCESS) {
+            std::printf("%-5s %-30s %-20s %s (%s)\n", dname(d), shape, name, gpk_status_string(res), gpk_last_error(g_ctx));
             continue;
         }
         float t, t_c;
-        time_pair([&] { r.fn(g); }, cub, &t, &t_c);
+        time_pair([&] { GK(gemm(c)); }, cub, &t, &t_c);
         std::printf("%-5s %-30s %-20s %8.1f TFLOP/s  %.3fx   (cuBLAS alongside %.1f)\n", dname(d), shape, name,
                     flop / t / 1e9, t_c / t, flop / t_c / 1e9);
     }
     ws12::tile_mode = 0;
-    if (pad) {  // what packing the two unaligned operands costs, alone
-        GemmTc g{d, false, ta, tb, m, n, k, alpha, beta, A, lda, B, ldb, C, ldc, nullptr, g_ws, g_ws_bytes};
-        Normal nf{};
-        normalise(g, &nf);
-        Prepared pr{};
-        const float t = time_ms([&] {
-            if (d == Dtype::TF32) prepare<float>(nf, g, 1, &pr);
-            else prepare<__half>(nf, g, 1, &pr, true, true);
-        });
-        std::printf("%-5s %-30s %-20s %8.1f us\n", dname(d), shape, "(packing A and B)", t * 1e3);
-    }
     std::fflush(stdout);
     cudaFree(A);
     cudaFree(B);
@@ -634,11 +658,10 @@ static void run_noise(int reps, int use_stream) {
         CB(cublasGemmEx(g_cublas, CUBLAS_OP_N, CUBLAS_OP_N, int(m), int(n), int(k), &alpha, A, CUDA_R_16BF, int(m), B,
                         CUDA_R_16BF, int(k), &beta, C, CUDA_R_16BF, int(m), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     };
-    GemmTc g{d, false, false, false, m, n, k, alpha, beta, A, m, B, k, C, m, g_stream, nullptr, 0};
-    ensure_ws(gemm_tc_wgmma_ws_workspace(g) + 256);
-    g.workspace = g_ws;
-    g.workspace_bytes = g_ws_bytes;
-    auto ours = [&] { gemm_tc_wgmma_ws(g); };
+    GK(gpk_set_stream(g_ctx, g_stream));
+    use(kRungs[1], d);
+    const Call c{d, false, false, false, m, n, k, alpha, beta, A, m, B, k, C, m};
+    auto ours = [&] { GK(gemm(c)); };
     cudaEvent_t a, b;
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
@@ -726,6 +749,7 @@ int main(int argc, char **argv) {
     cudaDeviceProp p;
     CK(cudaGetDeviceProperties(&p, 0));
     std::printf("device: %s, %d SMs, cc %d.%d\n", p.name, p.multiProcessorCount, p.major, p.minor);
+    GK(gpk_create(&g_ctx, GPK_BACKEND_CUDA, 0));
     // one <tiles mode> <m> <n> <k> <row_major> <ta> <tb> <dtype 0 F16, 1 BF16, 2 TF32> [beta [pad]]
     // (beta 0 with an even pad takes rung 12's TMA-store epilogue)
     if (what == "one" && argc >= 10) {
@@ -760,6 +784,6 @@ int main(int argc, char **argv) {
     }
     if (what == "tiles") g_all_tiles = true;
     if (what == "time" || what == "all" || what == "tiles") run_timing();
-    if (g_ws) cudaFree(g_ws);
+    GK(gpk_destroy(g_ctx));
     return g_fail ? 1 : 0;
 }
