@@ -536,12 +536,47 @@ void every_pattern(Suite &suite) {
     gpk_set_variant(suite.ctx(), GPK_OP_GEMM, "auto");
 }
 
+// On a GPU with FP8 tensor cores (compute capability 8.9 and up) the vendor's rung takes
+// an aligned TN FP8 call (cuBLASLt's form), and "auto" chooses it; the values of such
+// calls are checked by the conformance cases in validation mode.
+void vendor_takes_tn(Suite &suite) {
+    if (!suite.cuda()) return;
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess || prop.major * 10 + prop.minor < 89) return;
+    const int64_t m = 128, n = 64, k = 256;
+    DeviceArray A(static_cast<size_t>(m * k)), B(static_cast<size_t>(k * n)), C(static_cast<size_t>(m * n) * 2);
+    for (const char *variant : {"cublas", "auto"}) {
+        Case c(suite, format("aligned TN E4M3 x E4M3 -> BF16 on device arrays [%s]", variant));
+        const std::vector<uint8_t> ones(static_cast<size_t>(m * k), 0x38);  // 1.0 in E4M3
+        if (!A.ok() || !B.ok() || !C.ok() || !A.upload(ones.data()) || !B.upload(ones.data())) {
+            c.fail("device arrays: %s", A.error());
+            continue;
+        }
+        if (!suite.select(c, GPK_OP_GEMM, variant)) continue;
+        const gpk_status st = gpk_gemm_ex(suite.ctx(), GPK_COL_MAJOR, GPK_TRANS, GPK_NO_TRANS, m, n, k, 1.0,
+                                          GPK_F8E4M3, A.get(), k, GPK_F8E4M3, B.get(), k, 0.0, GPK_BF16, C.get(), m);
+        if (!c.expect(st, GPK_SUCCESS, "gpk_gemm_ex") || !suite.sync(c)) continue;
+        const char *ran = gpk_last_variant(suite.ctx(), GPK_OP_GEMM);
+        if (ran == nullptr || std::strcmp(ran, "cublas") != 0)
+            c.fail("gpk_last_variant says '%s', cublas expected", ran ? ran : "(null)");
+        std::vector<uint16_t> got(static_cast<size_t>(m * n));
+        if (cudaMemcpy(got.data(), C.get(), got.size() * 2, cudaMemcpyDeviceToHost) != cudaSuccess) continue;
+        for (uint16_t h : got)
+            if (decode16(GPK_BF16, h) != k) {  // 256 products of 1 x 1, exact
+                c.fail("C holds %Lg, %lld expected", decode16(GPK_BF16, h), static_cast<long long>(k));
+                break;
+            }
+    }
+    gpk_set_variant(suite.ctx(), GPK_OP_GEMM, "auto");
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     Suite suite("test_gemm_ex", argc, argv);
     bad_arguments(suite);
     every_pattern(suite);
+    vendor_takes_tn(suite);
     conformance(suite);
     return suite.finish();
 }
