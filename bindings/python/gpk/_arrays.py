@@ -410,7 +410,8 @@ def gpk_dtype(dtype, name, where):
         raise unsupported(
             f"{name} has dtype {np.dtype(dtype)}; libgpk takes float32, float64, int32 or int64, and the "
             f"16-bit float16 and bfloat16 (ml_dtypes.bfloat16{'' if _ml_dtypes is not None else ', with ml_dtypes installed'})"
-            "; gemm_ex also FP8 (ml_dtypes.float8_e4m3fn and float8_e5m2)",
+            "; gemm_ex also FP8 (ml_dtypes.float8_e4m3fn and float8_e5m2, or their bits in uint8 arrays with "
+            "a_dtype / b_dtype)",
             where,
         ) from None
 

@@ -264,7 +264,10 @@ class Context:
     Arrays are numpy arrays (anything numpy.asarray takes, for inputs), objects
     with __cuda_array_interface__ (CuPy, Numba, PyTorch) or DLPack tensors (any
     object with __dlpack__: PyTorch, JAX, CuPy, TensorFlow...), passed by pointer:
-      - dtypes float32, float64, int32, int64 (gemm: floats only);
+      - dtypes float32, float64, int32, int64 (gemm: floats only), float16 and
+        ml_dtypes' bfloat16; for gemm_ex and gemm_blockscaled (and gemm and matmul
+        handed them) FP8, ml_dtypes' float8_e4m3fn and float8_e5m2, or their bits
+        in uint8 arrays (CuPy has no FP8 dtype) with a_dtype / b_dtype;
       - a 2-D array with a unit stride along one axis is read in place, whether
         C-ordered (row-major), Fortran-ordered (column-major) or a slice such as
         a[:, :5] (its leading dimension comes from its strides); other host arrays
