@@ -9,21 +9,33 @@
 // memory: an MN-major source is read 16 bytes at a time along its rows (m or n), each
 // thread turns 4 x 4-byte blocks into words along k with byte permutes, and the tile
 // leaves in 128-byte rows of the k-major copy. Where the source's pointer or leading
-// dimension is not a multiple of 16 bytes, the words are read 4 bytes at a time, or
-// gathered byte by byte off 4 (the same tile, the same stores).
+// dimension is not a multiple of 16 bytes, the words are read 4 bytes at a time (off 4,
+// as aligned pairs realigned with a byte permute; the same tile, the same stores).
 
 constexpr int PACK_TILE = 128, PACK_ROW = PACK_TILE + 4;  // a tile row in shared memory, padded
 
-// Bytes (c0 .. c0 + 3) of the operand's row r as one word (zero past rows x cols): X at
-// src[r * ld + c] when kmajor, else src[c * ld + r].
+// Bytes (c0 .. c0 + 3) of row r of a source stored as `rows` rows of `cols` bytes, `ld`
+// apart, as one word (zero past its rows and columns). Off 4 bytes (words false), the two
+// aligned words around them are read and the four bytes picked out with a byte permute,
+// where both words lie inside the source's span (the caller's row padding included,
+// nothing past its last byte); at that span's ends, byte by byte.
 __device__ __forceinline__ uint32_t pack_word_k(const uint8_t *src, int64_t ld, int64_t r, int64_t c0, int64_t rows,
                                                 int64_t cols, bool words) {
     if (r >= rows) return 0;
-    if (words && c0 + 4 <= cols) return *reinterpret_cast<const uint32_t *>(src + r * ld + c0);
+    const uint8_t *a = src + r * ld + c0;
+    if (c0 + 4 <= cols) {
+        if (words) return *reinterpret_cast<const uint32_t *>(a);
+        const uintptr_t w0 = reinterpret_cast<uintptr_t>(a) & ~uintptr_t(3);
+        const uintptr_t end = reinterpret_cast<uintptr_t>(src + (rows - 1) * ld + cols);
+        if (w0 >= reinterpret_cast<uintptr_t>(src) && w0 + 8 <= end) {
+            const uint32_t lo = *reinterpret_cast<const uint32_t *>(w0), hi = *reinterpret_cast<const uint32_t *>(w0 + 4);
+            return __byte_perm(lo, hi, 0x3210u + 0x1111u * unsigned(reinterpret_cast<uintptr_t>(a) & 3));
+        }
+    }
     uint32_t w = 0;
 #pragma unroll
     for (int i = 0; i < 4; ++i)
-        if (c0 + i < cols) w |= uint32_t(src[r * ld + c0 + i]) << (8 * i);
+        if (c0 + i < cols) w |= uint32_t(a[i]) << (8 * i);
     return w;
 }
 
