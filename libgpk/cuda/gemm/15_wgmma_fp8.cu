@@ -400,6 +400,9 @@ inline const char *refusal(const GemmF8 &f) {
                                   (f.scale_a_group == 128 && f.scale_b_group == 1)))
         return "block scales must be 1 x 128 on one operand and 128 x 128 on the other";
     if (f.g.m > 0x7fffffff || f.g.n > 0x7fffffff || f.g.k > 0x7fffffff) return "m, n and k must stay below 2^31";
+    // The kernel counts its tiles (pairs of 128-row tiles along n by 128-wide ones along m)
+    // in an int.
+    if (((f.g.n + 2 * BP - 1) / (2 * BP)) * ((f.g.m + BQ - 1) / BQ) > 0x7fffffff) return "more than 2^31 tiles";
     return nullptr;
 }
 
