@@ -11,25 +11,25 @@
 //   bits, unlike 16-bit wgmma). The TN form, after normalisation X = op(B)^T and
 //   Y = op(A) both k-contiguous, with pointers and leading dimensions on 16 bytes, is
 //   read in place; any other operand is packed once into k-major, zero-padded
-//   workspace by tc_common.cuh's pack kernel (O(n^2) bytes against O(n^3) products)
-//   and the same kernel runs on the copy.
+//   workspace (wgmma_fp8_pack.cuh; O(n^2) bytes against O(n^3) products) and the
+//   same kernel runs on the copy.
 // * Promotion. The FP8 tensor cores keep their running sum at reduced precision (about
 //   14 bits), so, as DeepGEMM does, a stage is one 128-k block: its four
 //   m64n128k32 wgmma start a fresh partial sum (scale-d 0) in wgmma registers, which
 //   are then added into the F32 accumulators in registers. No partial sum spans more
 //   than 128 products, the contract's bound. Rather than stall on each block (wait,
-//   add, issue the next), a warpgroup keeps two sets of partial sums: the block after
-//   issues into one set while the other is promoted, so the tensor cores always hold
-//   a queued group (64 + 2 x 64 accumulator registers per thread, which is why tiles
-//   are 128 wide and not 256).
+//   add, issue the next), a warpgroup keeps two sets of partial sums: the next block
+//   issues into one set while the other is promoted, so the tensor cores hold a
+//   queued group through three promotions in four (64 + 2 x 64 accumulator registers
+//   per thread, which is why tiles are 128 wide and not 256).
 // * Block scales (DeepSeek-V3's 1 x 128 along k for op(A)'s rows, 128 x 128 for
 //   op(B)): the promotion multiplies each block's partial sum by sa(row, q) *
 //   sb(block, q). A 128-row tile covers one 128-block of the block-scaled side; the
 //   per-row side is per column of D for a column-major call (each thread's 32
 //   columns read from shared memory) and per row of D after a row-major call's swap
 //   (two values per thread). A second warp of the producer warpgroup copies each
-//   stage's scales into shared memory beside it and completes the stage's barrier
-//   with the TMA bytes.
+//   stage's scales into shared memory beside it (cp.async), completing the stage's
+//   barrier with the TMA bytes.
 //
 // wgmma, setmaxnreg, clusters and TMA need sm_90a: the kernel body exists only in
 // sm_90a code, and the launcher answers NOT_SUPPORTED on any other GPU or binary.
