@@ -508,8 +508,6 @@ inline Result run(const GemmF8 &f) {
 }  // namespace gpk::cuda::tc
 
 // ---- the library's launcher ---------------------------------------------------------
-// (bench/fp8-bench.cu includes this file for the kernel alone, without the library.)
-#ifndef GPK_TC_STANDALONE
 #include "tc_launch.cuh"
 
 namespace gpk::cuda {
@@ -576,4 +574,3 @@ gpk_status gemm_wgmma_fp8(gpk_context &ctx, const GemmArgs &args) {
 }
 
 }  // namespace gpk::cuda
-#endif  // GPK_TC_STANDALONE
