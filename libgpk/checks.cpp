@@ -345,12 +345,12 @@ gpk_status check_gemm_ex_dtypes(gpk_context *ctx, const char *fn, int a, int b, 
     return GPK_SUCCESS;
 }
 
-// One scale array of gpk_gemm_blockscaled, rows x kb floats, read when A and B are
-// (the header: NULL is invalid when the scales are read, as A and B may be NULL when
-// k == 0).
+// One scale array of gpk_gemm_blockscaled, rows x kb floats. The contract makes a NULL
+// scale pointer invalid whatever the sizes (unlike A and B, which may be NULL where they
+// are not read); the extent and overlap checks apply where the scales are read.
 gpk_status check_scales(gpk_context *ctx, const char *name, const float *p, int64_t rows, const char *rows_text,
                         int64_t kb, const void *C, const Storage &sc, size_t esc, bool used) {
-    GPK_RETURN_ERROR_IF(used && p == nullptr, ctx, GPK_ERROR_INVALID_ARGUMENT,
+    GPK_RETURN_ERROR_IF(p == nullptr, ctx, GPK_ERROR_INVALID_ARGUMENT,
                         "%s is NULL: gpk_gemm_blockscaled needs %s x ceil(k / 128) = %" PRId64 " x %" PRId64
                         " scales",
                         name, rows_text, rows, kb);

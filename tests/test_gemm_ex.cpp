@@ -482,11 +482,19 @@ void bad_arguments(Suite &suite) {
                  GPK_ERROR_INVALID_HANDLE, "gpk_gemm_blockscaled(NULL)");
     }
     {
-        // k == 0 reads neither A, B nor the scales: NULL is fine there; m == 0 is a
-        // quick return.
+        // k == 0 reads neither A nor B: NULL is fine there, but a NULL scale pointer is
+        // invalid whatever the sizes (the contract); m == 0 is a quick return.
         Case z(suite, "k == 0 and m == 0 with NULL operands");
-        z.expect(gpk_gemm_blockscaled(ctx, col, N, N, m, n, 0, 1.0, E4, nullptr, 8, nullptr, E4, nullptr, 8, nullptr,
+        const std::vector<float> kept(C.begin(), C.end());
+        z.expect(gpk_gemm_blockscaled(ctx, col, N, N, m, n, 0, 1.0, E4, nullptr, 8, nullptr, E4, nullptr, 8, sb.data(),
                                       2.0, GPK_F32, C.data(), 8),
+                 GPK_ERROR_INVALID_ARGUMENT, "blockscaled k == 0, scale_a NULL");
+        if (std::vector<float>(C.begin(), C.end()) != kept) z.fail("a refused call wrote C");
+        z.expect(gpk_gemm_blockscaled(ctx, col, N, N, 0, n, k, 1.0, E4, nullptr, 1, sa.data(), E4, nullptr, 8,
+                                      nullptr, 0.0, GPK_F32, nullptr, 1),
+                 GPK_ERROR_INVALID_ARGUMENT, "blockscaled m == 0, scale_b NULL");
+        z.expect(gpk_gemm_blockscaled(ctx, col, N, N, m, n, 0, 1.0, E4, nullptr, 8, sa.data(), E4, nullptr, 8,
+                                      sb.data(), 2.0, GPK_F32, C.data(), 8),
                  GPK_SUCCESS, "blockscaled k == 0");
         for (float v : C)
             if (v != 6.0f) {

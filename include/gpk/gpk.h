@@ -525,7 +525,7 @@ GPK_API gpk_status gpk_gemm_ex(gpk_context *ctx, int layout, int transa, int tra
  *  with gpk_gemm_ex's bound. The scale arrays live where A and B do (host or
  *  device memory); non-finite scales propagate. Everything else as gpk_gemm_ex.
  *  @return : as gpk_gemm_ex; GPK_ERROR_INVALID_ARGUMENT also for a NULL
- *            scale_a or scale_b when it is read (the message names it). */
+ *            scale_a or scale_b, whatever the sizes (the message names it). */
 GPK_API gpk_status gpk_gemm_blockscaled(gpk_context *ctx, int layout, int transa, int transb,
                                         int64_t m, int64_t n, int64_t k, double alpha,
                                         int a_dtype, const void *A, int64_t lda,
