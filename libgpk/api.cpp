@@ -7,6 +7,7 @@
 #include "cuda/pipeline.hpp"
 #include "cuda/resources.hpp"
 #include "dispatch.hpp"
+#include "handles.hpp"
 #include "registry.hpp"
 #include "status.hpp"
 #include "tuning.hpp"

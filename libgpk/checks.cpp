@@ -4,14 +4,9 @@
 #include "ops.hpp"
 #include "status.hpp"
 
-#include "cuda/resources.hpp"
-
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
-#include <mutex>
-#include <new>
-#include <unordered_map>
 
 namespace gpk {
 namespace {
@@ -103,97 +98,6 @@ bool overlap(const void *a, const Storage &sa, const void *b, const Storage &sb,
     if (bytes_a == 0 || bytes_b == 0) return false;
     return lo_a <= lo_b ? lo_b - lo_a < bytes_a : lo_a - lo_b < bytes_b;
 }
-
-// ---- the registry of live contexts ---------------------------------------------------
-
-// Serial n is handed out as n * kScramble (mod 2^64): odd, so the map is a bijection
-// and two serials never share a handle; serial 0 (handle NULL) is never used.
-constexpr uint64_t kScramble = 0x9E3779B97F4A7C15ull;
-static_assert(sizeof(uintptr_t) == sizeof(uint64_t), "handles are 64-bit serial numbers");
-
-// Destroys a context when its last reference goes: waits for its work and frees what
-// it owns, as gpk_destroy promises.
-struct Teardown {
-    void operator()(gpk_context *ctx) const noexcept {
-        cuda::destroy(*ctx);
-        delete ctx;
-    }
-};
-
-struct Registry {
-    std::mutex mutex;
-    uint64_t last_serial = 0;
-    std::unordered_map<uintptr_t, ContextRef> live;
-};
-
-// Never destroyed: contexts a program leaves alive at exit must not be torn down
-// after the CUDA runtime has gone (static destructors run in no useful order).
-Registry &registry() {
-    static Registry *r = new Registry;
-    return *r;
-}
-
-
-}  // namespace
-
-gpk_status register_context(gpk_context *ctx, gpk_context **handle) {
-    ContextRef owned;
-    try {
-        owned = ContextRef(ctx, Teardown{});  // on bad_alloc, Teardown frees ctx
-        Registry &r = registry();
-        std::lock_guard<std::mutex> lock(r.mutex);
-        const auto value = static_cast<uintptr_t>(++r.last_serial * kScramble);
-        r.live.emplace(value, std::move(owned));
-        *handle = reinterpret_cast<gpk_context *>(value);
-    } catch (const std::bad_alloc &) {
-        return fail(nullptr, GPK_ERROR_OUT_OF_MEMORY, "out of host memory for the registry of contexts");
-    } catch (...) {
-        return fail(nullptr, GPK_ERROR_INTERNAL, "internal error: the registry of contexts is unusable");
-    }
-    return GPK_SUCCESS;
-}
-
-ContextRef lookup(const gpk_context *handle) noexcept {
-    if (handle == nullptr) return nullptr;
-    try {
-        Registry &r = registry();
-        std::lock_guard<std::mutex> lock(r.mutex);
-        const auto it = r.live.find(reinterpret_cast<uintptr_t>(handle));
-        return it == r.live.end() ? nullptr : it->second;
-    } catch (...) {
-        return nullptr;  // std::mutex::lock failing: no context rather than a crash
-    }
-}
-
-gpk_status acquire(const gpk_context *handle, ContextRef *ctx) {
-    GPK_RETURN_ERROR_IF(handle == nullptr, nullptr, GPK_ERROR_INVALID_HANDLE, "ctx is NULL");
-    *ctx = lookup(handle);
-    GPK_RETURN_ERROR_IF(*ctx == nullptr, nullptr, GPK_ERROR_INVALID_HANDLE,
-                        "ctx (%p) is not a live gpk_context (destroyed or never created)",
-                        static_cast<const void *>(handle));
-    return GPK_SUCCESS;
-}
-
-gpk_status retire(gpk_context *handle, ContextRef *ctx) {
-    GPK_RETURN_ERROR_IF(handle == nullptr, nullptr, GPK_ERROR_INVALID_HANDLE, "ctx is NULL");
-    try {
-        Registry &r = registry();
-        std::lock_guard<std::mutex> lock(r.mutex);
-        const auto it = r.live.find(reinterpret_cast<uintptr_t>(handle));
-        if (it != r.live.end()) {
-            *ctx = std::move(it->second);
-            r.live.erase(it);
-        }
-    } catch (...) {
-        return fail(nullptr, GPK_ERROR_INTERNAL, "internal error: the registry of contexts is unusable");
-    }
-    GPK_RETURN_ERROR_IF(*ctx == nullptr, nullptr, GPK_ERROR_INVALID_HANDLE,
-                        "ctx (%p) is not a live gpk_context (destroyed or never created)",
-                        static_cast<const void *>(handle));
-    return GPK_SUCCESS;
-}
-
-namespace {
 
 // The storage of op(A), op(B) and C of one product, by the CBLAS rules: which of
 // their sizes is contiguous depends on the layout and the transposition.
