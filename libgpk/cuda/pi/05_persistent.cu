@@ -26,8 +26,7 @@
 // immediates, (w & mask) | 2^23 took two LOP3s, and with the masks in registers (a
 // kernel argument, which the compiler cannot fold) it takes one, 6 instructions fewer
 // in some 77 a triple. What each step measured is in docs/PERFORMANCE.md, section
-// "Auto: pi" (variants of the test: runs 32-35 of the lab log, docs/lab/2026-11.md);
-// scripts/tune-pi sweeps the GPK_PI_TUNE_* knobs.
+// "Auto: pi"; scripts/tune-pi sweeps the GPK_PI_TUNE_* knobs.
 #include "pi_common.cuh"
 
 #include "../ladders.hpp"
