@@ -50,8 +50,8 @@
 // need fewer waves of the persistent grid than 256-wide ones (m or n just past a
 // multiple of 256). F16 and BF16 use m64nBQk16; F32 calls take TF32
 // products with m64nBQk8 over the same 128-byte rows (32 elements of k per stage).
-// wgmma, setmaxnreg, clusters and this TMA use need sm_90a: the kernel body exists only
-// in sm_90a code, and the launcher answers NOT_SUPPORTED on any other GPU or binary.
+// gpk-arch: 90a, the target of wgmma, setmaxnreg, clusters and this TMA use: the kernel body
+// exists only in sm_90a code, and the launcher answers NOT_SUPPORTED on any other GPU or binary.
 #include "tc_common.cuh"
 
 #include <cuda.h>

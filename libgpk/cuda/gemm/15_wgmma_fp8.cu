@@ -31,8 +31,8 @@
 //   stage's scales into shared memory beside it (cp.async), completing the stage's
 //   barrier with the TMA bytes.
 //
-// wgmma, setmaxnreg, clusters and TMA need sm_90a: the kernel body exists only in
-// sm_90a code, and the launcher answers NOT_SUPPORTED on any other GPU or binary.
+// gpk-arch: 90a, the target of wgmma, setmaxnreg, clusters and TMA: the kernel body
+// exists only in sm_90a code, and the launcher answers NOT_SUPPORTED on any other GPU or binary.
 #include "tc_common.cuh"
 
 #include <cuda.h>
