@@ -5,6 +5,8 @@
 
 #include "pipeline.hpp"
 
+#include <cublasLt.h>
+
 #include <new>
 
 namespace gpk::cuda {
@@ -15,6 +17,7 @@ struct Resources {
     void *pinned = nullptr;
     size_t pinned_capacity = 0;
     cublasHandle_t cublas = nullptr;
+    cublasLtHandle_t cublas_lt = nullptr;
     curandGenerator_t curand = nullptr;
     cudaEvent_t handoff = nullptr;  // orders a new stream after the old one
     unsigned int *zero_word = nullptr;  // see zero_word()
@@ -154,6 +157,7 @@ void destroy(gpk_context &ctx) {
     for (void *p : r->buffers) cudaFree(p);
     cudaFreeHost(r->pinned);
     if (r->cublas != nullptr) cublasDestroy(r->cublas);
+    if (r->cublas_lt != nullptr) cublasLtDestroy(r->cublas_lt);
     if (r->curand != nullptr) curandDestroyGenerator(r->curand);
     if (r->handoff != nullptr) cudaEventDestroy(r->handoff);
     cudaFree(r->zero_word);
@@ -322,6 +326,13 @@ gpk_status cublas(gpk_context &ctx, cublasHandle_t *handle) {
         GPK_CUBLAS_TRY(ctx, cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
     }
     GPK_CUBLAS_TRY(ctx, cublasSetStream(mine, stream(ctx)));
+    *handle = mine;
+    return GPK_SUCCESS;
+}
+
+gpk_status cublas_lt(gpk_context &ctx, cublasLtContext **handle) {
+    cublasLtHandle_t &mine = ctx.cuda->cublas_lt;
+    if (mine == nullptr) GPK_CUBLAS_TRY(ctx, cublasLtCreate(&mine));
     *handle = mine;
     return GPK_SUCCESS;
 }

@@ -11,6 +11,8 @@
 
 #include <cstddef>
 
+struct cublasLtContext;  // cublasLt.h's handle type, which only the FP8 rung includes
+
 namespace gpk::cuda {
 
 // Device buffers owned by the context, each grown on demand and reused across calls.
@@ -89,6 +91,8 @@ Pipeline *&pipeline_of(gpk_context &ctx);
 
 // Vendor handles, created on first use and bound to the context's current stream.
 gpk_status cublas(gpk_context &ctx, cublasHandle_t *handle);
+// cuBLASLt's handle (its type is cublasLtHandle_t; a call names its stream itself).
+gpk_status cublas_lt(gpk_context &ctx, cublasLtContext **handle);
 gpk_status curand(gpk_context &ctx, curandGenerator_t *generator);
 
 // Whether p is memory of the context's GPU (device or managed memory). Host memory

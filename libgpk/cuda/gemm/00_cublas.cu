@@ -163,7 +163,7 @@ gpk_status scale_ex(gpk_context &ctx, const GemmArgs &args) {
     return scale(ctx, c, static_cast<float>(args.beta));
 }
 
-// Frees cuBLASLt's descriptors and handle on every path out of fp8_lt.
+// Frees cuBLASLt's descriptors on every path out (the handle is the context's).
 struct LtObjects {
     cublasLtHandle_t handle = nullptr;
     cublasLtMatmulDesc_t op = nullptr;
@@ -175,24 +175,41 @@ struct LtObjects {
         if (b) cublasLtMatrixLayoutDestroy(b);
         if (a) cublasLtMatrixLayoutDestroy(a);
         if (op) cublasLtMatmulDescDestroy(op);
-        if (handle) cublasLtDestroy(handle);
     }
 };
 
 // cuBLASLt's scratch: what its FP8 kernels may use, taken from the context's buffer.
 constexpr size_t kLtWorkspace = size_t{32} << 20;
 
-// D = C = alpha op(A) op(B) + beta C on cuBLASLt's FP8 kernels (the call is TN: A
-// stored k x m, B k x n). The handle is made per call: cuBLASLt's is cheap next to an
-// FP8 product, and the context keeps only cuBLAS's.
-gpk_status fp8_lt(gpk_context &ctx, const GemmArgs &args) {
-    const float alpha = static_cast<float>(args.alpha), beta = static_cast<float>(args.beta);
+// The largest power of two up to 256 that divides the address: cuBLASLt assumes 256
+// unless told, and would pick a kernel that faults on a pointer aligned to 16 only.
+uint32_t alignment_of(const void *p) {
+    const auto v = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p) & 255u);
+    return v == 0 ? 256u : (v & (~v + 1u));
+}
+
+// What cuBLASLt's heuristic answered for the last FP8 call of this thread: the same
+// call again (the common case; and the rung's takes followed by its run) skips it.
+struct LtChoice {
+    int device = -1, ta = 0, tb = 0, tc = 0;
+    int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
+    uint32_t align[3] = {};
+    bool found = false;
+    cublasLtMatmulAlgo_t algo{};
+    bool same(const LtChoice &o) const {
+        return device == o.device && ta == o.ta && tb == o.tb && tc == o.tc && m == o.m && n == o.n && k == o.k &&
+               lda == o.lda && ldb == o.ldb && ldc == o.ldc && align[0] == o.align[0] && align[1] == o.align[1] &&
+               align[2] == o.align[2];
+    }
+};
+thread_local LtChoice t_lt_choice;  // plain data: nothing to run when a thread or the library goes
+
+// The descriptors of C = alpha op(A) op(B) + beta C on cuBLASLt's FP8 kernels (the
+// call is TN: A stored k x m, B k x n), and whether cuBLASLt has a kernel for it.
+gpk_status fp8_plan(gpk_context &ctx, const GemmArgs &args, LtObjects &lt, cublasLtMatmulAlgo_t *algo, bool *found) {
     const cudaDataType_t ta = cuda_type(a_dtype_of(args)), tb = cuda_type(b_dtype_of(args));
     const cudaDataType_t tc = cuda_type(c_dtype_of(args));
-    void *work = nullptr;
-    GPK_FORWARD_IF_ERROR(buffer(ctx, Slot::Scratch, kLtWorkspace, &work));
-    LtObjects lt;
-    GPK_CUBLAS_TRY(ctx, cublasLtCreate(&lt.handle));
+    GPK_FORWARD_IF_ERROR(cublas_lt(ctx, &lt.handle));
     GPK_CUBLAS_TRY(ctx, cublasLtMatmulDescCreate(&lt.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     const cublasOperation_t opT = CUBLAS_OP_T, opN = CUBLAS_OP_N;
     GPK_CUBLAS_TRY(ctx, cublasLtMatmulDescSetAttribute(lt.op, CUBLASLT_MATMUL_DESC_TRANSA, &opT, sizeof opT));
@@ -204,21 +221,51 @@ gpk_status fp8_lt(gpk_context &ctx, const GemmArgs &args) {
     GPK_CUBLAS_TRY(ctx, cublasLtMatrixLayoutCreate(&lt.a, ta, args.k, args.m, args.lda));
     GPK_CUBLAS_TRY(ctx, cublasLtMatrixLayoutCreate(&lt.b, tb, args.k, args.n, args.ldb));
     GPK_CUBLAS_TRY(ctx, cublasLtMatrixLayoutCreate(&lt.c, tc, args.m, args.n, args.ldc));
-    GPK_CUBLAS_TRY(ctx, cublasLtMatmulPreferenceCreate(&lt.pref));
-    GPK_CUBLAS_TRY(ctx, cublasLtMatmulPreferenceSetAttribute(lt.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                              &kLtWorkspace, sizeof kLtWorkspace));
-    cublasLtMatmulHeuristicResult_t found{};
-    int count = 0;
-    // cuBLASLt answers a configuration it has no kernel for with NOT_SUPPORTED or with
-    // no algorithm: a refusal by name, before anything is written.
-    const cublasStatus_t heuristic =
-        cublasLtMatmulAlgoGetHeuristic(lt.handle, lt.op, lt.a, lt.b, lt.c, lt.c, lt.pref, 1, &found, &count);
-    if (heuristic != CUBLAS_STATUS_NOT_SUPPORTED)
-        GPK_FORWARD_IF_ERROR(check_cublas(ctx, heuristic, "cublasLtMatmulAlgoGetHeuristic"));
-    if (heuristic == CUBLAS_STATUS_NOT_SUPPORTED || count < 1)
-        return refuse(ctx, "gemm", "cublas", "cuBLASLt has no FP8 kernel for this shape, dtypes and alignment");
+
+    LtChoice want;
+    want.device = ctx.device, want.ta = ta, want.tb = tb, want.tc = tc;
+    want.m = args.m, want.n = args.n, want.k = args.k, want.lda = args.lda, want.ldb = args.ldb, want.ldc = args.ldc;
+    want.align[0] = alignment_of(args.A), want.align[1] = alignment_of(args.B), want.align[2] = alignment_of(args.C);
+    if (!t_lt_choice.same(want)) {
+        GPK_CUBLAS_TRY(ctx, cublasLtMatmulPreferenceCreate(&lt.pref));
+        GPK_CUBLAS_TRY(ctx, cublasLtMatmulPreferenceSetAttribute(lt.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                                  &kLtWorkspace, sizeof kLtWorkspace));
+        const cublasLtMatmulPreferenceAttributes_t aligns[4] = {
+            CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+            CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+        for (int i = 0; i < 4; ++i)
+            GPK_CUBLAS_TRY(ctx, cublasLtMatmulPreferenceSetAttribute(lt.pref, aligns[i], &want.align[i < 3 ? i : 2],
+                                                                      sizeof(uint32_t)));
+        cublasLtMatmulHeuristicResult_t result{};
+        int count = 0;
+        // cuBLASLt answers a configuration it has no kernel for with NOT_SUPPORTED or
+        // with no algorithm.
+        const cublasStatus_t heuristic =
+            cublasLtMatmulAlgoGetHeuristic(lt.handle, lt.op, lt.a, lt.b, lt.c, lt.c, lt.pref, 1, &result, &count);
+        if (heuristic != CUBLAS_STATUS_NOT_SUPPORTED)
+            GPK_FORWARD_IF_ERROR(check_cublas(ctx, heuristic, "cublasLtMatmulAlgoGetHeuristic"));
+        want.found = heuristic == CUBLAS_STATUS_SUCCESS && count >= 1;
+        if (want.found) want.algo = result.algo;
+        t_lt_choice = want;
+    }
+    *found = t_lt_choice.found;
+    *algo = t_lt_choice.algo;
+    return GPK_SUCCESS;
+}
+
+// The FP8 product on cuBLASLt; the rung's takes has asked fp8_plan already, so a
+// shape without a kernel never gets here from "auto".
+gpk_status fp8_lt(gpk_context &ctx, const GemmArgs &args) {
+    const float alpha = static_cast<float>(args.alpha), beta = static_cast<float>(args.beta);
+    void *work = nullptr;
+    GPK_FORWARD_IF_ERROR(buffer(ctx, Slot::Scratch, kLtWorkspace, &work));
+    LtObjects lt;
+    cublasLtMatmulAlgo_t algo{};
+    bool found = false;
+    GPK_FORWARD_IF_ERROR(fp8_plan(ctx, args, lt, &algo, &found));
+    if (!found) return refuse(ctx, "gemm", "cublas", "cuBLASLt has no FP8 kernel for this shape, dtypes and alignment");
     GPK_CUBLAS_TRY(ctx, cublasLtMatmul(lt.handle, lt.op, &alpha, args.A, lt.a, args.B, lt.b, &beta, args.C, lt.c,
-                                       args.C, lt.c, &found.algo, work, kLtWorkspace, stream(ctx)));
+                                       args.C, lt.c, &algo, work, kLtWorkspace, stream(ctx)));
     return GPK_SUCCESS;
 }
 
@@ -244,7 +291,7 @@ gpk_status gemm_ex_call(gpk_context &ctx, const GemmArgs &args) {
 
 }  // namespace
 
-gpk_status gemm_cublas_takes(gpk_context &, const GemmArgs &args, const char **why_not) {
+gpk_status gemm_cublas_takes(gpk_context &ctx, const GemmArgs &args, const char **why_not) {
     *why_not = nullptr;
     if (!is_gemm_ex_class(args.dtype) || args.dtype == kGemmHalfF32) return GPK_SUCCESS;
     if (args.dtype == kGemmFp8Blockscaled) {
@@ -261,6 +308,14 @@ gpk_status gemm_cublas_takes(gpk_context &, const GemmArgs &args, const char **w
     else if (!aligned16(args.A, args.lda, 1) || !aligned16(args.B, args.ldb, 1) ||
              !aligned16(args.C, args.ldc, c_size(args)))
         *why_not = "cuBLASLt's FP8 needs every pointer and leading dimension a multiple of 16 bytes";
+    if (*why_not != nullptr) return GPK_SUCCESS;
+    // Whether cuBLASLt has a kernel for the shape is its heuristic's answer alone:
+    // asked here, so that "auto" moves on to the next rung before anything runs.
+    LtObjects lt;
+    cublasLtMatmulAlgo_t algo{};
+    bool found = false;
+    GPK_FORWARD_IF_ERROR(fp8_plan(ctx, args, lt, &algo, &found));
+    if (!found) *why_not = "cuBLASLt has no FP8 kernel for this shape, dtypes and alignment";
     return GPK_SUCCESS;
 }
 
