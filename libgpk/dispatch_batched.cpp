@@ -12,9 +12,7 @@
 #include "status.hpp"
 #include "validation.hpp"
 
-#include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <new>
 #include <vector>
 
@@ -72,9 +70,6 @@ gpk_status run_batched_rung(gpk_context &ctx, const Ladder<GemmBatchedCall> &lad
     return st;
 }
 
-// The rung that checks rung `index`: the vendor's, or, when the vendor's is checked,
-// the first rung of ours that takes the dtype and the call; the host reference when
-// none does (16-bit dtypes).
 // Rung `variant`'s C (the caller's matrices) against the checker's (`ref`, packed
 // one product after another), product by product, by gemm's rule (validation.hpp):
 // each product is a gemm of its own, with its own scale and tolerance.
@@ -131,19 +126,27 @@ gpk_status batched_on_host(gpk_context &ctx, const GemmBatchedCall &c) {
     return sync(ctx);
 }
 
-int batched_checker(const Ladder<GemmBatchedCall> &ladder, int index, const GemmBatchedCall &c) {
-    if (index != ladder.vendor) return ladder.vendor;
-    // The first rung of ours that takes the dtype and every size: thread_product and
-    // staged refuse large products, so the checker is chosen by what it can take.
-    const int64_t size = std::max(c.m, std::max(c.n, c.k));
+// The rung that checks rung `index` on call `c`, in *checker: the vendor's, or, when
+// the vendor's is checked, the first rung of ours that takes the call (its dtypes,
+// then its takes function: what a rung accepts is stated in the rung alone); -1, the
+// host reference, when none does (16-bit dtypes).
+gpk_status batched_checker(gpk_context &ctx, const Ladder<GemmBatchedCall> &ladder, int index,
+                           const GemmBatchedCall &c, int *checker) {
+    *checker = -1;
+    if (index != ladder.vendor) {
+        *checker = ladder.vendor;
+        return GPK_SUCCESS;
+    }
     for (int i = 0; i < ladder.count; ++i) {
         if (i == ladder.vendor || !(ladder.rungs[i].dtypes & dtype_bit(c.dtype))) continue;
-        if (std::strcmp(ladder.rungs[i].name, "thread_product") == 0 && size > 8) continue;
-        if (std::strcmp(ladder.rungs[i].name, "staged") == 0 && size > 32) continue;  // fits its shared memory
-        if (std::strcmp(ladder.rungs[i].name, "dmma") == 0) continue;  // needs sm_80: the host checks instead
-        return i;
+        const char *why_not = nullptr;
+        if (ladder.rungs[i].takes != nullptr) GPK_FORWARD_IF_ERROR(ladder.rungs[i].takes(ctx, c, &why_not));
+        if (why_not == nullptr) {
+            *checker = i;
+            return GPK_SUCCESS;
+        }
     }
-    return -1;
+    return GPK_SUCCESS;
 }
 
 // A call whose arrays are all on the device: the rung, and in validation mode the
@@ -162,7 +165,8 @@ gpk_status batched_on_device(gpk_context &ctx, const GemmBatchedCall &c, int ind
         GPK_FORWARD_IF_ERROR(copy_batch(ctx, check, k.ldc, k.stride_c, c.C, c.ldc, c.stride_c, sc, c.batch_count, es,
                                         cudaMemcpyDeviceToDevice));
     GPK_FORWARD_IF_ERROR(run_batched_rung(ctx, ladder, index, c));
-    const int ci = batched_checker(ladder, index, c);
+    int ci = -1;
+    GPK_FORWARD_IF_ERROR(batched_checker(ctx, ladder, index, c, &ci));
     GPK_FORWARD_IF_ERROR(ci >= 0 ? ladder.rungs[ci].run(ctx, k) : batched_on_host(ctx, k));
     return compare_batched(ctx, c, check, ladder.rungs[index].name, ci >= 0 ? ladder.rungs[ci].name : "host");
 }
@@ -184,10 +188,11 @@ gpk_status gemm_batched_cuda(gpk_context &ctx, const GemmBatchedCall &c, int ind
     // vendor's (run_batched_rung).
     const Launcher<GemmBatchedCall> fallback =
         ctx.variant[GPK_OP_GEMM_BATCHED] < 0 && index != ladder.vendor ? ladder.rungs[ladder.vendor].run : nullptr;
-    const int ci = batched_checker(ladder, index, c);
+    const bool validate = ctx.validation && forms_product(c);
+    int ci = -1;
+    if (validate) GPK_FORWARD_IF_ERROR(batched_checker(ctx, ladder, index, c, &ci));
     const cuda::Checker<GemmBatchedCall> check{ci >= 0 ? ladder.rungs[ci].run : batched_on_host,
                                                ladder.rungs[index].name, ci >= 0 ? ladder.rungs[ci].name : "host"};
-    const bool validate = ctx.validation && forms_product(c);
     auto operand = [](const Storage &s) { return cuda::BatchedOperand{s.inner, s.outer, s.ld}; };
     return cuda::staged_gemm_batched(ctx, c, ladder.rungs[index].run, fallback, operand(batched_a(c)),
                                      operand(batched_b(c)), operand(batched_c(c)), dev_a, dev_b, dev_c,

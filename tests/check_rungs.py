@@ -3,8 +3,9 @@
 
 For each libgpk/cuda/<op>/rungs.def: its GPK_RUNG lines are numbered 00, 01, ...
 without a gap; each names a file NN_<name>.cu of the op's folder that defines the
-line's launcher (and <launcher>_takes when the rung is `checked`); every numbered
-file NN_*.cu of the folder has its line; the dtypes and takes columns hold known
+line's launcher (and <launcher>_takes when the rung is `checked`), and no other file
+of the library (or of the bench programs) defines either, so that a rung is its file
+and its line; every numbered file NN_*.cu of the folder has its line; the dtypes and takes columns hold known
 words; the GPK_VENDOR, GPK_REFERENCE, GPK_AUTO and GPK_AUTO_NEVER lines name rungs of
 the list, and no rung is both GPK_AUTO and GPK_AUTO_NEVER.
 Prints every disagreement and exits 1 if there is one.
@@ -14,9 +15,9 @@ import sys
 from pathlib import Path
 
 OPS = ["gemm", "reduce", "transpose", "pi", "gemm_batched"]
-# Ladders whose rung files depend on nothing of the library (a standalone harness
-# builds them): their launchers, and _takes, are defined in the folder's launch.cu.
-LAUNCH_FILES = {"gemm_batched": "launch.cu"}
+# Where a launcher or a _takes could be defined apart from its rung file.
+SOURCE_DIRS = ["libgpk", "bench"]
+SOURCE_SUFFIXES = {".cu", ".cuh", ".cpp", ".hpp", ".h", ".inc"}
 DTYPES = {"float", "floats", "words", "all", "half", "f32_half", "f32", "f64", "fp8", "floats_ex", "float_ex"}
 TAKES = {"any", "checked"}
 RUNG = re.compile(r"^GPK_RUNG\((.*)\)\s*$")
@@ -24,7 +25,12 @@ ROLE = re.compile(r"^GPK_(VENDOR|REFERENCE|AUTO|AUTO_NEVER)\(\s*(\w+)\s*\)\s*$")
 NUMBERED = re.compile(r"^(\d\d)_(\w+)\.cu$")
 
 
-def check_op(folder: Path, errors: list) -> int:
+def defines(text: str, function: str) -> bool:
+    """Whether `text` defines (or declares by name) gpk_status `function`(gpk_context &...)."""
+    return re.search(rf"\bgpk_status\s+{function}\s*\(\s*gpk_context\s*&", text) is not None
+
+
+def check_op(folder: Path, sources: dict, errors: list) -> int:
     def error(text):
         errors.append(f"{folder.name}/rungs.def: {text}")
 
@@ -51,7 +57,7 @@ def check_op(folder: Path, errors: list) -> int:
             continue
         error(f"line {number}: neither a GPK_RUNG nor a role line: {line}")
 
-    names, files = [], {}
+    names = []
     for position, (number, nn, name, launcher, dtypes, takes) in enumerate(rungs):
         if nn != f"{position:02d}":
             error(f"line {number}: rung '{name}' is numbered {nn}, its place in the list is {position:02d}")
@@ -67,16 +73,21 @@ def check_op(folder: Path, errors: list) -> int:
             error(f"line {number}: no file {source.name} for rung '{name}'")
             continue
         text = source.read_text()
-        if folder.name in LAUNCH_FILES:
-            text = (folder / LAUNCH_FILES[folder.name]).read_text()
-        files[name] = text
-        if not re.search(rf"\bgpk_status {launcher}\(gpk_context &", text):
+        if not defines(text, launcher):
             error(f"{source.name} does not define the launcher {launcher} its line names")
-        defines_takes = re.search(rf"\bgpk_status {launcher}_takes\(", text) is not None
+        defines_takes = defines(text, f"{launcher}_takes")
         if takes == "checked" and not defines_takes:
             error(f"{source.name} is 'checked' but does not define {launcher}_takes")
         if takes == "any" and defines_takes:
             error(f"{source.name} defines {launcher}_takes but its line says 'any'")
+        # The rung's file alone: a launcher or a _takes elsewhere makes the rung more
+        # than its file and its line.
+        for path, other in sources.items():
+            if path == source.resolve():
+                continue
+            for function in (launcher, f"{launcher}_takes"):
+                if defines(other, function):
+                    error(f"{function} of rung '{name}' is defined in {path}, outside its file {source.name}")
 
     listed = {f"{nn}_{name}.cu" for _, nn, name, *_ in rungs}
     for path in sorted(folder.iterdir()):
@@ -100,9 +111,16 @@ def check_op(folder: Path, errors: list) -> int:
 def main() -> int:
     root = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent
     cuda = root / "libgpk" / "cuda"
+    sources = {
+        path.resolve(): path.read_text(errors="replace")
+        for top in SOURCE_DIRS
+        if (root / top).is_dir()
+        for path in sorted((root / top).rglob("*"))
+        if path.is_file() and path.suffix in SOURCE_SUFFIXES
+    }
     errors, counts = [], []
     for op in OPS:
-        counts.append(f"{op} {check_op(cuda / op, errors)}")
+        counts.append(f"{op} {check_op(cuda / op, sources, errors)}")
     # Every op folder with numbered rung files is a ladder this test knows.
     for folder in sorted(p for p in cuda.iterdir() if p.is_dir()):
         if folder.name not in OPS and any(NUMBERED.match(p.name) for p in folder.iterdir()):

@@ -12,17 +12,71 @@
 // with u the accumulation's unit roundoff, one rounding of the result on top for the
 // 16-bit dtypes, and 2^-9 |alpha| sum |a b| more in TF32 mode.
 //
-// Rungs that take only some calls (thread_product: m, n, k <= 8; staged: products
-// that fit its shared memory; prefetch: F32; dmma: F64 on sm_80 or newer) may answer
-// GPK_ERROR_NOT_SUPPORTED naming themselves; where a rung's comment promises a call
-// (rule `must_take`) it has to compute it.
+// A rung may answer GPK_ERROR_NOT_SUPPORTED, naming itself, for a call outside its
+// dtypes or one its takes function refuses (rungs.def's `checked`); what it must take
+// (rule `must_take`) comes from the ladder's rungs.def, the list the library is built
+// from, and, for the checked rungs whose files promise a least size, from kPromises.
 #include "harness.hpp"
+
+#include "../libgpk/cuda/ladders.hpp"
 
 #include <algorithm>
 
 namespace {
 
 using namespace gpkt;
+
+// ---- the CUDA ladder, from its rungs.def -------------------------------------------
+
+struct Rung {
+    const char *name;
+    unsigned dtypes;  // bits 1 << GPK_*
+    bool checked;     // may refuse calls of its dtypes (its takes function says which)
+};
+#define GPK_TAKES_any false
+#define GPK_TAKES_checked true
+#define GPK_RUNG(nn, name, launcher, dtypes, takes) {#name, GPK_DTYPES_##dtypes, GPK_TAKES_##takes},
+#define GPK_VENDOR(name)
+#define GPK_REFERENCE(name)
+#define GPK_AUTO(name)
+#define GPK_AUTO_NEVER(name)
+constexpr Rung kCudaRungs[] = {
+#include "../libgpk/cuda/gemm_batched/rungs.def"
+};
+#undef GPK_RUNG
+#undef GPK_VENDOR
+#undef GPK_REFERENCE
+#undef GPK_AUTO
+#undef GPK_AUTO_NEVER
+#undef GPK_TAKES_checked
+#undef GPK_TAKES_any
+
+// What checked rungs promise by their files' opening comments: every call of their
+// dtypes whose m, n and k are at most `size` (they refuse larger ones by what their
+// shared memory or registers hold). A checked rung not named here may refuse any call
+// of its dtypes (dmma: F64 where the GPU has FP64 tensor cores and the shared memory).
+struct Promise {
+    const char *rung;
+    int64_t size;
+};
+constexpr Promise kPromises[] = {{"thread_product", 8}, {"staged", 32}};
+
+const Rung *cuda_rung(const std::string &name) {
+    for (const Rung &r : kCudaRungs)
+        if (name == r.name) return &r;
+    return nullptr;
+}
+
+// Each promise names a checked rung of the list, so that the table cannot outlive a
+// rung or promise for one that takes every call of its dtypes anyway.
+void check_promises(Suite &suite) {
+    for (const Promise &p : kPromises) {
+        const Rung *r = cuda_rung(p.rung);
+        if (r != nullptr && r->checked) continue;
+        Case c(suite, format("gemm_batched promise of rung '%s'", p.rung));
+        c.fail(r == nullptr ? "rungs.def lists no rung of that name" : "rungs.def marks the rung 'any'");
+    }
+}
 
 struct Config {
     int dtype;
@@ -101,15 +155,20 @@ std::string describe(const Config &g, const Layout &l) {
                   g.alpha, g.beta);
 }
 
-// Whether `variant`, by its file's comment, takes this call (and so may not refuse it).
+// Whether `variant` takes this call (and so may not refuse it): "auto" and the host
+// reference every call; a CUDA rung every call of its dtypes when rungs.def marks it
+// 'any', those within its promise when 'checked'. A variant the list does not know
+// must take every call.
 bool must_take(const std::string &variant, const Config &g, bool cuda) {
+    if (!cuda || variant == "auto") return true;
+    const Rung *r = cuda_rung(variant);
+    if (r == nullptr) return true;
+    if (!(r->dtypes & (1u << g.dtype))) return false;
+    if (!r->checked) return true;
     const int64_t size = std::max(g.m, std::max(g.n, g.k));
-    const bool word = g.dtype == GPK_F32 || g.dtype == GPK_F64;
-    if (!cuda || variant == "cublas" || variant == "auto") return true;
-    if (variant == "thread_product") return word && size <= 8;
-    if (variant == "staged") return word && size <= 32;
-    if (variant == "prefetch") return g.dtype == GPK_F32;
-    return false;  // dmma: F64 where the GPU has FP64 tensor cores and the shared memory
+    for (const Promise &p : kPromises)
+        if (variant == p.rung) return size <= p.size;
+    return false;
 }
 
 template <class T>
@@ -269,6 +328,7 @@ struct Size3 {
 int main(int argc, char **argv) {
     Suite suite("test_gemm_batched", argc, argv);
     const std::vector<std::string> variants = suite.variants(GPK_OP_GEMM_BATCHED);
+    check_promises(suite);
     uint64_t rotation = 0;
 
     // Small products, the full grid of layout x transposes for each; the rest of the

@@ -76,7 +76,6 @@ namespace gpk::cuda {
 #define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, PiArgs, takes)
 #include "pi/rungs.def"
 #undef GPK_RUNG
-// The batched rungs' launchers are gemm_batched/launch.cu's (see its rungs.def).
 #define GPK_RUNG(nn, name, launcher, dtypes, takes) GPK_DECLARE(launcher, GemmBatchedCall, takes)
 #include "gemm_batched/rungs.def"
 #undef GPK_RUNG

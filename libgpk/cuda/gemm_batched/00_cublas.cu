@@ -105,9 +105,7 @@ BatchedResult run(const BatchedParams &p, cublasHandle_t handle, bool tf32) {
     return batched_ok();
 }
 
-}  // namespace
-
-BatchedResult gemm_batched_cublas(const BatchedParams &params, cublasContext *handle, bool tf32) {
+BatchedResult compute(const BatchedParams &params, cublasHandle_t handle, bool tf32) {
     if (batched_empty(params)) return batched_ok();
     switch (params.dtype) {
         case GPK_F32: return run<float>(params, handle, tf32);
@@ -117,4 +115,20 @@ BatchedResult gemm_batched_cublas(const BatchedParams &params, cublasContext *ha
     }
 }
 
+}  // namespace
 }  // namespace gpk::cuda::batched
+
+namespace gpk::cuda {
+
+gpk_status gemm_batched_cublas(gpk_context &ctx, const GemmBatchedCall &args) {
+    cublasHandle_t handle = nullptr;
+    GPK_FORWARD_IF_ERROR(cublas(ctx, &handle));
+    // Default math, reductions kept in the compute type's precision (16-bit C rounded
+    // once), whatever set the handle before; TF32 only per call, in GPK_MATH_TF32.
+    GPK_CUBLAS_TRY(ctx, cublasSetMathMode(handle, static_cast<cublasMath_t>(
+                                                      CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
+    const bool tf32 = args.dtype == GPK_F32 && ctx.math_mode == GPK_MATH_TF32;
+    return batched::status_of(ctx, batched::compute(batched::params_of(ctx, args), handle, tf32));
+}
+
+}  // namespace gpk::cuda

@@ -15,6 +15,11 @@
 namespace gpk::cuda::batched {
 namespace {
 
+// What the rung takes beyond its dtypes, the one statement of it: the unrolled
+// register arrays hold products of at most 8 x 8 x 8.
+constexpr int64_t kMaxSize = 8;
+bool fits(int64_t m, int64_t n, int64_t k) { return m <= kMaxSize && n <= kMaxSize && k <= kMaxSize; }
+
 template <class T, int S, bool TA, bool TB>
 __global__ void __launch_bounds__(128)
     thread_product_kernel(int m, int n, int k, T alpha, const T *__restrict__ A, int64_t lda, int64_t sa,
@@ -71,7 +76,7 @@ BatchedResult by_trans(const ColMajor &c, T alpha, T beta, cudaStream_t stream) 
 template <class T>
 BatchedResult run(const BatchedParams &p) {
     const ColMajor c = col_major(p);
-    if (c.m > 8 || c.n > 8 || c.k > 8)
+    if (!fits(c.m, c.n, c.k))
         return batched_unsupported("gemm_batched variant \"thread_product\" takes m, n, k <= 8 only");
     if (product_vanishes<T>(c, p.alpha)) return scale_batched<T>(c, p.beta, p.stream);
     const T alpha = static_cast<T>(p.alpha), beta = static_cast<T>(p.beta);
@@ -81,9 +86,7 @@ BatchedResult run(const BatchedParams &p) {
     return by_trans<T, 8>(c, alpha, beta, p.stream);
 }
 
-}  // namespace
-
-BatchedResult gemm_batched_thread_product(const BatchedParams &params) {
+BatchedResult compute(const BatchedParams &params) {
     if (batched_empty(params)) return batched_ok();
     switch (params.dtype) {
         case GPK_F32: return run<float>(params);
@@ -92,4 +95,20 @@ BatchedResult gemm_batched_thread_product(const BatchedParams &params) {
     }
 }
 
+}  // namespace
 }  // namespace gpk::cuda::batched
+
+namespace gpk::cuda {
+
+// Says before any launch what compute() refuses, by the same rule, here on the call
+// as passed: the rule is symmetric in m and n, which a row-major call swaps.
+gpk_status gemm_batched_thread_product_takes(gpk_context &, const GemmBatchedCall &args, const char **why_not) {
+    *why_not = batched::fits(args.m, args.n, args.k) ? nullptr : "it takes m, n, k <= 8 only";
+    return GPK_SUCCESS;
+}
+
+gpk_status gemm_batched_thread_product(gpk_context &ctx, const GemmBatchedCall &args) {
+    return batched::status_of(ctx, batched::compute(batched::params_of(ctx, args)));
+}
+
+}  // namespace gpk::cuda

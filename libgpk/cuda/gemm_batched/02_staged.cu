@@ -42,6 +42,22 @@ constexpr int kBudgetBytes = 52 * 1024;        // per block: four blocks (and th
 constexpr int kMaxProductBytes = 100 * 1024;  // one product alone: two blocks per SM
 constexpr int kMaxPerBlock = 2048;
 
+// A matrix's copy in shared memory: its leading dimension odd once the threads of
+// a warp read several columns of one product (past 4 rows), so that columns 4 apart
+// fall in different banks; its stride odd, so that threads on consecutive products
+// do too.
+inline int64_t smem_ld(int64_t rows) { return rows > 4 ? rows | 1 : rows; }
+inline int odd_stride(int64_t len) { return static_cast<int>(len | 1); }
+
+// What the rung takes beyond its dtypes, the one statement of it: one product's A, B
+// and C, as laid out in shared memory, within kMaxProductBytes. Sizes past the budget
+// are refused first, so that the products below cannot overflow.
+bool fits(const ColMajor &c, int64_t elem_bytes) {
+    if (c.m > kMaxProductBytes || c.n > kMaxProductBytes || c.k > kMaxProductBytes) return false;
+    const int64_t one_a = smem_ld(c.rows_a()) * c.cols_a(), one_b = smem_ld(c.rows_b()) * c.cols_b();
+    return ((one_a | 1) + (one_b | 1) + ((c.m * c.n) | 1)) * elem_bytes <= kMaxProductBytes;  // odd_stride's, in 64 bits
+}
+
 template <class T>
 struct StagedArgs {
     int m, n, k;
@@ -232,25 +248,16 @@ BatchedResult by_trans(const ColMajor &c, const StagedArgs<T> &g, size_t smem, c
                     : launch<T, TM, TN, false, false>(g, smem, stream);
 }
 
-// A matrix's copy in shared memory: its leading dimension odd once the threads of
-// a warp read several columns of one product (past 4 rows), so that columns 4 apart
-// fall in different banks; its stride odd, so that threads on consecutive products
-// do too.
-inline int64_t smem_ld(int64_t rows) { return rows > 4 ? rows | 1 : rows; }
-inline int odd_stride(int64_t len) { return static_cast<int>(len | 1); }
-
 template <class T, int TM, int TN>
 BatchedResult run_tile(const BatchedParams &p) {
     const ColMajor c = col_major(p);
     const int64_t len_a = c.rows_a() * c.cols_a(), len_b = c.rows_b() * c.cols_b(), len_c = c.m * c.n;
-    const int64_t one_a = smem_ld(c.rows_a()) * c.cols_a(), one_b = smem_ld(c.rows_b()) * c.cols_b();
-    const int64_t product_bytes = (odd_stride(one_a) + odd_stride(one_b) + odd_stride(len_c)) * int64_t(sizeof(T));
-    if (c.m > kMaxProductBytes || c.n > kMaxProductBytes || c.k > kMaxProductBytes ||
-        product_bytes > kMaxProductBytes)
+    if (!fits(c, sizeof(T)))
         return batched_unsupported(
             "gemm_batched variant \"staged\" takes products whose A, B and C fit 100 KiB of shared memory only");
     if (product_vanishes<T>(c, p.alpha)) return scale_batched<T>(c, p.beta, p.stream);
 
+    const int64_t one_a = smem_ld(c.rows_a()) * c.cols_a(), one_b = smem_ld(c.rows_b()) * c.cols_b();
     constexpr int L = Vec16<T>::kLanes;
     StagedArgs<T> g{};
     g.m = static_cast<int>(c.m), g.n = static_cast<int>(c.n), g.k = static_cast<int>(c.k);
@@ -285,9 +292,7 @@ BatchedResult run_tile(const BatchedParams &p) {
     return by_trans<T, TM, TN>(c, g, smem, p.stream);
 }
 
-}  // namespace
-
-BatchedResult gemm_batched_staged(const BatchedParams &params) {
+BatchedResult compute(const BatchedParams &params) {
     if (batched_empty(params)) return batched_ok();
     switch (params.dtype) {
         case GPK_F32: return run_tile<float, 4, 4>(params);
@@ -302,4 +307,22 @@ BatchedResult gemm_batched_staged(const BatchedParams &params) {
     }
 }
 
+}  // namespace
 }  // namespace gpk::cuda::batched
+
+namespace gpk::cuda {
+
+// Says before any launch what compute() refuses, by the same rule.
+gpk_status gemm_batched_staged_takes(gpk_context &ctx, const GemmBatchedCall &args, const char **why_not) {
+    const batched::ColMajor c = batched::col_major(batched::params_of(ctx, args));
+    *why_not = batched::fits(c, static_cast<int64_t>(dtype_size(args.dtype)))
+                   ? nullptr
+                   : "its A, B and C must fit 100 KiB of shared memory";
+    return GPK_SUCCESS;
+}
+
+gpk_status gemm_batched_staged(gpk_context &ctx, const GemmBatchedCall &args) {
+    return batched::status_of(ctx, batched::compute(batched::params_of(ctx, args)));
+}
+
+}  // namespace gpk::cuda

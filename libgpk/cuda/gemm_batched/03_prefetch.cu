@@ -88,9 +88,7 @@ BatchedResult launch_layout(const ColMajor &c, float alpha, float beta, cudaStre
                     : launch<Cfg, true, false>(c, alpha, beta, stream);
 }
 
-}  // namespace
-
-BatchedResult gemm_batched_prefetch(const BatchedParams &params) {
+BatchedResult compute(const BatchedParams &params) {
     if (batched_empty(params)) return batched_ok();
     if (params.dtype != GPK_F32) return batched_unsupported("gemm_batched variant \"prefetch\" supports F32 only");
     const ColMajor c = col_major(params);
@@ -116,4 +114,13 @@ BatchedResult gemm_batched_prefetch(const BatchedParams &params) {
                : launch_layout<LargeScalar>(c, alpha, beta, params.stream);
 }
 
+}  // namespace
 }  // namespace gpk::cuda::batched
+
+namespace gpk::cuda {
+
+gpk_status gemm_batched_prefetch(gpk_context &ctx, const GemmBatchedCall &args) {
+    return batched::status_of(ctx, batched::compute(batched::params_of(ctx, args)));
+}
+
+}  // namespace gpk::cuda

@@ -26,9 +26,21 @@ using dmma::kThreads;
 using dmma::kTileM;
 using dmma::kTileN;
 
-}  // namespace
+// What the rung takes beyond its dtype, the one statement of it, on a GPU of compute
+// capability `major` whose blocks can have `optin` bytes of shared memory: nullptr,
+// or why not, in the takes function's words or, `named`, in the computation's, which
+// name the rung.
+const char *refusal(int major, int optin, bool named) {
+    static const char *const kTensorCores[2] = {
+        "it needs FP64 tensor cores (sm_80 or newer)",
+        "gemm_batched variant \"dmma\" needs FP64 tensor cores (sm_80 or newer)"};
+    static const char *const kShared[2] = {
+        "it needs 120 KiB of shared memory for a block",
+        "gemm_batched variant \"dmma\" needs 120 KiB of shared memory for a block"};
+    return major < 8 ? kTensorCores[named] : kSmemBytes > static_cast<size_t>(optin) ? kShared[named] : nullptr;
+}
 
-BatchedResult gemm_batched_dmma(const BatchedParams &params) {
+BatchedResult compute(const BatchedParams &params) {
     if (batched_empty(params)) return batched_ok();
     if (params.dtype != GPK_F64) return batched_unsupported("gemm_batched variant \"dmma\" supports F64 only");
     int device = 0, major = 0, optin = 0;
@@ -36,9 +48,7 @@ BatchedResult gemm_batched_dmma(const BatchedParams &params) {
     if (e == cudaSuccess) e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
     if (e == cudaSuccess) e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
     if (e != cudaSuccess) return batched_cuda(e, "cudaDeviceGetAttribute (gemm_batched dmma)");
-    if (major < 8) return batched_unsupported("gemm_batched variant \"dmma\" needs FP64 tensor cores (sm_80 or newer)");
-    if (kSmemBytes > static_cast<size_t>(optin))
-        return batched_unsupported("gemm_batched variant \"dmma\" needs 120 KiB of shared memory for a block");
+    if (const char *why = refusal(major, optin, true)) return batched_unsupported(why);
     const ColMajor c = col_major(params);
     if (product_vanishes<double>(c, params.alpha)) return scale_batched<double>(c, params.beta, params.stream);
     const dmma::Kernel kernel = dmma::kKernels<true>[c.transa][c.transb];
@@ -57,4 +67,21 @@ BatchedResult gemm_batched_dmma(const BatchedParams &params) {
     });
 }
 
+}  // namespace
 }  // namespace gpk::cuda::batched
+
+namespace gpk::cuda {
+
+gpk_status gemm_batched_dmma_takes(gpk_context &ctx, const GemmBatchedCall &, const char **why_not) {
+    int major = 0, optin = 0;
+    GPK_CUDA_TRY(ctx, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ctx.device));
+    GPK_CUDA_TRY(ctx, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx.device));
+    *why_not = batched::refusal(major, optin, false);
+    return GPK_SUCCESS;
+}
+
+gpk_status gemm_batched_dmma(gpk_context &ctx, const GemmBatchedCall &args) {
+    return batched::status_of(ctx, batched::compute(batched::params_of(ctx, args)));
+}
+
+}  // namespace gpk::cuda

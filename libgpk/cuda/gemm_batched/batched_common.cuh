@@ -1,10 +1,12 @@
 // What the strided batched gemm rungs share: the raw parameters of one call, the
-// status a launcher answers with, the normalisation of a call to column-major, the
-// batch-aware "C = beta * C" kernel of products that vanish, and 16-byte vectors.
+// status a rung's computation answers with, the normalisation of a call to
+// column-major, the batch-aware "C = beta * C" kernel of products that vanish,
+// 16-byte vectors, and the two conversions between the library's GemmBatchedCall and
+// the raw parameters that every rung file's launcher makes (params_of, status_of).
 //
-// The launchers depend on nothing of the library but the enum values of gpk.h, so a
-// standalone harness can call them and the library can call them from its dispatch;
-// the caller maps a BatchedResult to a gpk_status and its message.
+// Each rung file defines its launcher (and, for a `checked` rung, its _takes) over
+// GemmBatchedCall: the computation on BatchedParams answers a BatchedResult, which
+// status_of maps to a gpk_status and its message.
 //
 // Semantics are CBLAS's, per product i in [0, batch_count):
 //   C_i = alpha * op(A_i) * op(B_i) + beta * C_i,  X_i = X + i * stride_x elements.
@@ -13,6 +15,8 @@
 // and B are not read (C = beta * C). Arguments are assumed valid (checked before).
 #pragma once
 
+#include "../ladders.hpp"
+#include "../resources.hpp"
 #include "gpk/gpk.h"
 
 #include <cuda_runtime.h>
@@ -181,27 +185,24 @@ __device__ __forceinline__ T op_at(const T *__restrict__ X, int64_t ld, bool tra
     return trans ? X[c + r * ld] : X[r + c * ld];
 }
 
-// ---- the rungs, one file each ----------------------------------------------------
-// Each takes any valid call its comment claims and answers kNotSupported, naming
-// itself, for the others. All run asynchronously on params.stream.
+// ---- the library's side ------------------------------------------------------------
 
-}  // namespace gpk::cuda::batched
+// The checked call as raw parameters, on the context's stream (or the pipeline lane's).
+inline BatchedParams params_of(const gpk_context &ctx, const GemmBatchedCall &a) {
+    return BatchedParams{a.dtype,    a.layout, a.transa,   a.transb, a.m,   a.n,        a.k,
+                         a.alpha,    a.A,      a.lda,      a.stride_a, a.B, a.ldb,      a.stride_b,
+                         a.beta,     a.C,      a.ldc,      a.stride_c, a.batch_count, stream(ctx)};
+}
 
-struct cublasContext;
-
-namespace gpk::cuda::batched {
-
-// 00_cublas.cu: cublas{S,D}gemmStridedBatched_64 on `handle` (its stream is set to
-// params.stream for the call), cublasGemmStridedBatchedEx_64 for F16 and BF16 and, with
-// `tf32`, for F32 on TF32 tensor cores. Any F32/F64/F16/BF16 call.
-BatchedResult gemm_batched_cublas(const BatchedParams &params, cublasContext *handle, bool tf32 = false);
-// 01_thread_product.cu: one thread per product, m, n, k <= 8.
-BatchedResult gemm_batched_thread_product(const BatchedParams &params);
-// 02_staged.cu: several products per block staged through shared memory.
-BatchedResult gemm_batched_staged(const BatchedParams &params);
-// 03_prefetch.cu: the single-gemm prefetch kernel with a batch index, F32.
-BatchedResult gemm_batched_prefetch(const BatchedParams &params);
-// 04_dmma.cu: the single-gemm FP64 tensor-core kernel with a batch index, F64.
-BatchedResult gemm_batched_dmma(const BatchedParams &params);
+// A rung's result as the library's status, with the rung's text (or the failed call's).
+inline gpk_status status_of(gpk_context &ctx, const BatchedResult &r) {
+    switch (r.code) {
+        case BatchedCode::kOk: return GPK_SUCCESS;
+        case BatchedCode::kNotSupported: return fail(&ctx, GPK_ERROR_NOT_SUPPORTED, "%s", r.what);
+        case BatchedCode::kCudaError: return check(ctx, static_cast<cudaError_t>(r.detail), r.what);
+        case BatchedCode::kCublasError: return check_cublas(ctx, static_cast<cublasStatus_t>(r.detail), r.what);
+    }
+    return fail(&ctx, GPK_ERROR_INTERNAL, "internal error: unknown result of a batched gemm rung");
+}
 
 }  // namespace gpk::cuda::batched
