@@ -45,6 +45,14 @@ constexpr Rung kCudaRungs[] = {
 };
 #undef GPK_RUNG
 #undef GPK_VENDOR
+#define GPK_RUNG(nn, name, launcher, dtypes, takes)
+#define GPK_VENDOR(name) #name
+// The vendor's rung, the one validation checks by a rung of ours.
+constexpr const char *kCudaVendor =
+#include "../libgpk/cuda/gemm_batched/rungs.def"
+    ;
+#undef GPK_RUNG
+#undef GPK_VENDOR
 #undef GPK_REFERENCE
 #undef GPK_AUTO
 #undef GPK_AUTO_NEVER
@@ -385,6 +393,24 @@ int main(int argc, char **argv) {
                     variants, rotation++);
                 ++turn;
             }
+    }
+    // Validation mode checks the vendor's result by the first rung of ours whose takes
+    // function accepts the call (its size, dtype and the GPU decide), on device arrays
+    // and through the staging pipeline: the sizes span the rungs that take F32 and F64.
+    if (suite.cuda() && std::find(variants.begin(), variants.end(), kCudaVendor) != variants.end()) {
+        bool on = false;
+        {
+            Case c(suite, "gemm_batched validation on");
+            on = c.expect(gpk_set_validation(suite.ctx(), 1), GPK_SUCCESS, "gpk_set_validation(1)");
+        }
+        if (on)
+            for (const Kind &kind : {kKinds[0], kKinds[1]})
+                for (int64_t size : {6, 40, 100})
+                    run(suite, Config{kind.dtype, false, GPK_ROW_MAJOR, GPK_TRANS, GPK_NO_TRANS, size, size + 1,
+                                      size - 1, 1, 2, 0, 5, 1.3, -0.5},
+                        {kCudaVendor}, rotation++);
+        Case c(suite, "gemm_batched validation off");
+        c.expect(gpk_set_validation(suite.ctx(), 0), GPK_SUCCESS, "gpk_set_validation(0)");
     }
     if (!suite.quick())
         for (int layout : kLayouts)
