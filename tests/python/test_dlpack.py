@@ -349,3 +349,186 @@ def test_capsule_helpers_agree_with_ctypes_layout():
         assert ctypes.sizeof(_dlpack.DLTensor) == 48
         assert ctypes.sizeof(_dlpack.DLManagedTensor) == 64
         assert ctypes.sizeof(_dlpack.DLManagedTensorVersioned) == 80
+
+
+# ------------------------------------------- the pool of result memory (_cuda.py) --
+# BlockPool with a fake driver: addresses from a counter, events whose completion the
+# test decides. The GPU side (real streams, a consumer still reading) is in
+# test_dlpack_gpu.py.
+
+from gpk import _cuda  # noqa: E402
+from gpk.constants import Status  # noqa: E402
+from gpk.errors import OutOfMemoryError  # noqa: E402
+
+
+class FakeEvent:
+    def __init__(self, log):
+        self.log = log
+        self.pending = False
+        self.hook = None  # called from done(), as a garbage collection there would run
+
+    def record(self, stream):
+        self.log.append(("record", stream))
+        self.pending = True
+
+    def wait(self, stream):
+        self.log.append(("wait", stream))
+
+    def done(self):
+        if self.hook is not None:
+            hook, self.hook = self.hook, None
+            hook()
+        return not self.pending
+
+
+class FakeDriver:
+    def __init__(self, memory=None):
+        self.next = 0x1000
+        self.live = set()
+        self.log = []
+        self.events = []
+        self.memory = memory  # bytes the fake GPU has; None: no limit
+
+    def alloc(self, nbytes):
+        if self.memory is not None and sum(size for _, size in self.live) + nbytes > self.memory:
+            raise OutOfMemoryError(Status.ERROR_OUT_OF_MEMORY, "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY", "gpk")
+        address, self.next = self.next, self.next + nbytes
+        self.live.add((address, nbytes))
+        return address
+
+    def release(self, address):
+        self.live = {(a, n) for a, n in self.live if a != address}
+        self.log.append(("free", address))
+
+    def event(self):
+        e = FakeEvent(self.log)
+        self.events.append(e)
+        return e
+
+    def pool(self):
+        return _cuda.BlockPool(self.alloc, self.release, self.event)
+
+
+def test_pool_reuses_a_block_once_its_streams_are_done():
+    d = FakeDriver()
+    pool = d.pool()
+    address, size = pool.take(1000)
+    assert size == 1024 and pool.fresh == 1
+    pool.give(address, size, {1, 7})
+    assert sorted(e for e in d.log if e[0] == "record") == [("record", 1), ("record", 7)]
+    # The streams' work is still queued: another block is taken, not this one.
+    other, _ = pool.take(600)
+    assert other != address and pool.fresh == 2
+    for e in d.events:
+        e.pending = False
+    again, size_again = pool.take(1024)
+    assert (again, size_again) == (address, 1024) and pool.fresh == 2
+    assert not any(e[0] == "free" for e in d.log), "a block to be reused went to the driver"
+    # Its events serve the next block that comes back: none made anew.
+    made = len(d.events)
+    pool.give(again, size_again, {3})
+    assert len(d.events) == made
+
+
+def test_pool_sends_blocks_of_unknown_streams_and_large_ones_to_the_driver():
+    d = FakeDriver()
+    pool = d.pool()
+    for streams in (None, set()):
+        address, size = pool.take(100)
+        pool.give(address, size, streams)
+        assert d.log[-1] == ("free", address) and pool.idle_bytes() == 0
+    big, size = pool.take(_cuda.BlockPool.kMaxBlock + 1)
+    assert size == _cuda.BlockPool.kMaxBlock + 1
+    pool.give(big, size, {1})
+    assert d.log[-1] == ("free", big)
+    # No more than kMaxIdle bytes kept idle.
+    most, idle = _cuda.BlockPool.kMaxBlock, _cuda.BlockPool.kMaxIdle
+    blocks = [pool.take(most) for _ in range(idle // most + 1)]
+    for address, size in blocks:
+        pool.give(address, size, {1})
+    assert pool.idle_bytes() == _cuda.BlockPool.kMaxIdle
+    assert d.log[-1] == ("free", blocks[-1][0])
+
+
+def test_pool_frees_idle_blocks_when_the_gpu_is_full_and_at_trim():
+    d = FakeDriver(memory=4096)
+    pool = d.pool()
+    a, sa = pool.take(2048)
+    b, sb = pool.take(2048)
+    pool.give(a, sa, {1})
+    pool.give(b, sb, {1})  # both idle, their events pending
+    c, sc = pool.take(4096)  # no room without the idle blocks: they are freed first
+    assert sc == 4096 and {("free", a), ("free", b)} <= set(d.log)
+    pool.give(c, sc, {1})
+    with pytest.raises(OutOfMemoryError):
+        pool.take(8192)  # too large even with nothing idle: the error comes through
+    assert pool.idle_bytes() == 0
+    e, se = pool.take(512)
+    pool.give(e, se, {1})
+    assert pool.trim() and pool.idle_bytes() == 0 and d.log[-1] == ("free", e)
+    assert not d.live
+    assert not pool.trim()
+
+
+def test_pool_takes_a_block_back_from_inside_take():
+    """A deleter may run in the middle of take() (a collection while it asks an
+    event): the block it gives back is kept, and the one taken is taken once."""
+    d = FakeDriver()
+    pool = d.pool()
+    first, size = pool.take(512)
+    second, _ = pool.take(512)
+    pool.give(first, size, {1})
+    d.events[0].pending = False
+    d.events[0].hook = lambda: pool.give(second, size, {2})
+    got, _ = pool.take(512)
+    assert got == first
+    assert pool.idle_bytes() == size
+    d.events[-1].pending = False
+    assert pool.take(512) == (second, size)
+    assert pool.idle_bytes() == 0
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """gpk.Array on a fake GPU 0: its memory from a BlockPool with the fake driver,
+    its events fake ones."""
+    d = FakeDriver()
+    pool = d.pool()
+    monkeypatch.setattr(_cuda, "pool", lambda device: pool)
+    monkeypatch.setattr(_cuda, "Event", lambda device: d.event())
+    return d, pool
+
+
+def test_an_array_goes_back_to_the_pool_with_every_stream_it_was_used_on(fake_gpu, no_leak):
+    d, pool = fake_gpu
+    array = _dlpack.Array((4, 4), np.float32, device=0, stream=9)
+    address = array.ptr
+    array.written_on(9)
+    capsule = array.__dlpack__(stream=5, max_version=(1, 0))
+    assert ("wait", 5) in d.log  # the consumer's stream waits for gpk's work
+    del array
+    gc.collect()
+    assert pool.idle_bytes() == 0  # the capsule still holds it
+    del capsule  # never consumed: its destructor releases the tensor
+    gc.collect()
+    assert pool.idle_bytes() == 512
+    assert sorted(e[1] for e in d.log if e[0] == "record") == [5, 9, 9]  # written_on's, then the pool's
+    assert not any(e[0] == "free" for e in d.log)
+    for e in d.events:
+        e.pending = False
+    assert _dlpack.Array((8, 16), np.float32, device=0, stream=9).ptr == address
+
+
+@pytest.mark.parametrize("how", ["cuda_array_interface", "stream -1"])
+def test_an_array_whose_consumer_stream_is_unknown_goes_to_the_driver(fake_gpu, how):
+    d, pool = fake_gpu
+    array = _dlpack.Array((4, 4), np.float32, device=0, stream=9)
+    address = array.ptr
+    if how == "cuda_array_interface":
+        assert array.__cuda_array_interface__["data"][0] == address
+    else:
+        capsule = array.__dlpack__(stream=-1)
+        del capsule  # never consumed: its destructor releases the tensor
+    del array
+    gc.collect()
+    assert ("free", address) in d.log and pool.idle_bytes() == 0

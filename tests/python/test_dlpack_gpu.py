@@ -293,3 +293,62 @@ def _device_array(values):
         pass
     cupy = pytest.importorskip("cupy")
     return cupy.asarray(values)
+
+
+# ------------------------------------------------ result memory reused (_cuda.py) --
+
+
+def test_results_reuse_their_memory(gpu, lib, rng):
+    """A loop of calls whose results are taken and dropped takes memory from the
+    driver for the first few alone: the rest reuse the blocks given back."""
+    from gpk import _cuda
+
+    A, B = small_ints(rng, (64, 64), np.float32), small_ints(rng, (64, 64), np.float32)
+    a, b = lib.array(A), lib.array(B)
+    want = A @ B
+    pool = _cuda.pool(gpu.device)
+    for _ in range(3):  # warm-up
+        lib.from_dlpack(gpu.gemm(DLPackOnly(a), DLPackOnly(b)))
+    lib.synchronize()
+    fresh = pool.fresh
+    for _ in range(50):
+        r = lib.from_dlpack(gpu.gemm(DLPackOnly(a), DLPackOnly(b)))
+        np.testing.assert_array_equal(lib.numpy(r), want)
+        del r
+    assert pool.fresh - fresh <= 5, f"{pool.fresh - fresh} of 50 results took new memory"
+
+
+def test_memory_a_consumer_still_reads_is_not_reused(gpu, lib, rng):
+    """A result taken on a user stream, read there by work queued behind pending
+    work, then dropped: its memory must not serve the next result (gpk's stream,
+    written at once) until the consumer's reading is done."""
+    A, B = small_ints(rng, (128, 128), np.float32), small_ints(rng, (128, 128), np.float32)
+    a, b = lib.array(A), lib.array(B)
+    stream = lib.new_stream()
+    lib.synchronize()
+    with lib.on(stream):
+        x = lib.from_dlpack(gpu.gemm(DLPackOnly(a), DLPackOnly(b)))
+        lib.spin()  # the consumer's stream busy: the reading below waits behind it
+        doubled = x * 2
+        first = lib.pointer(x)
+        del x  # the deleter runs; the reading is still queued
+    second = gpu.gemm(DLPackOnly(b), DLPackOnly(a))  # gpk's stream: written at once
+    assert second.ptr != first, "memory still read on the consumer's stream was handed out again"
+    taken = lib.from_dlpack(second)
+    lib.synchronize()
+    np.testing.assert_array_equal(lib.numpy(doubled), 2 * (A @ B))
+    np.testing.assert_array_equal(lib.numpy(taken), B @ A)
+
+
+def test_closing_a_context_frees_the_idle_result_memory(gpu, lib, rng):
+    from gpk import _cuda
+
+    A = small_ints(rng, (32, 32), np.float32)
+    a = lib.array(A)
+    with gpk.Context("cuda", device=gpu.device) as ctx:
+        for _ in range(3):
+            r = lib.from_dlpack(ctx.gemm(DLPackOnly(a), DLPackOnly(a)))
+            np.testing.assert_array_equal(lib.numpy(r), A @ A)
+            del r
+        assert _cuda.pool(gpu.device).idle_bytes() > 0
+    assert _cuda.pool(gpu.device).idle_bytes() == 0

@@ -285,6 +285,7 @@ def _from_gpk_array(array, name, where, ctx):
         stream = ctx._dlpack_stream()
         if array._ready is not None and array._stream != stream:
             array._ready.wait(stream)
+        array.used_on(stream)
     return Operand(array if host is None else host, array.ptr, array.shape, array.strides, array.dtype,
                    host is None, True, DTYPES.get(array.dtype), array)
 

@@ -15,6 +15,7 @@ the per-thread one (the driver's CU_STREAM_LEGACY and CU_STREAM_PER_THREAD handl
 have these very values), anything else a cudaStream_t.
 """
 
+import atexit
 import ctypes
 import threading
 
@@ -151,6 +152,150 @@ def free(device, address):
     # by gpk or read by a consumer is never handed back early.
     with on(device) as d:
         d.check(d.lib.cuMemFree_v2(address), "cuMemFree")
+
+
+class BlockPool:
+    """Device memory of one GPU for the results gpk allocates (gpk.Array), kept for
+    reuse: cuMemAlloc and cuMemFree, which also waits for the whole device, cost
+    several times a small call, once each per result.
+
+    A block comes back with the streams its array was used on (written by gpk, read
+    by the consumers that took it through DLPack, which pass their stream), and an
+    event recorded on each of them then: it is handed out again once all those
+    events are done, so that no work queued on it before it came back can still
+    read or write it; until then a request takes other memory. A block whose
+    streams are not all known (its __cuda_array_interface__ was taken, or a
+    consumer passed stream -1) goes to cuMemFree at once, which waits for the
+    device, as every block did before the pool.
+
+    Sizes are rounded up to powers of two from 512 bytes; blocks over kMaxBlock go
+    straight back to the driver, and at most kMaxIdle bytes are kept idle. When the
+    GPU is out of memory the idle blocks are freed and the request tried again.
+    trim() frees the idle blocks (a context's close, the interpreter's exit).
+
+    alloc(nbytes) -> address, release(address) and event() -> an object with
+    record(stream) and done() are the driver's by default (allocate, free, Event);
+    tests pass their own. Deleters run on any thread, and a block may come back
+    while the same thread is inside take() (a garbage collection there): the lock
+    is re-entrant and each list is changed by one step at a time."""
+
+    kMinBlock = 512
+    kMaxBlock = 64 << 20
+    kMaxIdle = 256 << 20
+
+    def __init__(self, alloc, release, event):
+        self._alloc, self._release, self._event = alloc, release, event
+        self._lock = threading.RLock()
+        self._idle = {}  # block size -> [(address, [events]), ...], oldest first
+        self._idle_bytes = 0
+        self._spare_events = []
+        self.fresh = 0  # blocks taken from the driver (tests and the curious)
+
+    @classmethod
+    def block_size(cls, nbytes):
+        size = cls.kMinBlock
+        while size < nbytes:
+            size *= 2
+        return size
+
+    def take(self, nbytes):
+        """(address, block size) of memory for nbytes, ready for any stream."""
+        size = self.block_size(nbytes)
+        if size > self.kMaxBlock:
+            return self._fresh(max(1, nbytes)), nbytes
+        with self._lock:
+            blocks = self._idle.get(size, ())
+            for i, (address, events) in enumerate(blocks):
+                # A collection inside done() may have closed a context (trim).
+                if all(e.done() for e in events) and self._idle.get(size) is blocks:
+                    del blocks[i]
+                    self._idle_bytes -= size
+                    self._spare_events.extend(events)
+                    return address, size
+        return self._fresh(size), size
+
+    def _fresh(self, size):
+        try:
+            address = self._alloc(size)
+        except OutOfMemoryError:
+            if not self.trim():
+                raise
+            address = self._alloc(size)
+        self.fresh += 1
+        return address
+
+    def give(self, address, size, streams):
+        """Takes back the block at `address` of `size` bytes (as take() said), used on
+        `streams` (DLPack stream integers; None: not all known)."""
+        if streams is None or not streams or size > self.kMaxBlock or size != self.block_size(size):
+            self._release(address)
+            return
+        with self._lock:
+            if self._idle_bytes + size > self.kMaxIdle:
+                keep = False
+            else:
+                keep = True
+                events = []
+                try:
+                    for stream in streams:
+                        event = self._spare_events.pop() if self._spare_events else self._event()
+                        events.append(event)
+                        event.record(stream)
+                except Exception:  # noqa: BLE001  (a stream gone: the driver's free waits for all)
+                    self._spare_events.extend(events)
+                    keep = False
+            if keep:
+                self._idle.setdefault(size, []).append((address, events))
+                self._idle_bytes += size
+        if not keep:
+            self._release(address)
+
+    def trim(self):
+        """Frees every idle block (the driver's free waits for the device's work on
+        them); whether there was any."""
+        with self._lock:
+            blocks = [address for entries in self._idle.values() for address, _ in entries]
+            for entries in self._idle.values():
+                self._spare_events.extend(e for _, events in entries for e in events)
+            self._idle.clear()
+            self._idle_bytes = 0
+        for address in blocks:
+            self._release(address)
+        return bool(blocks)
+
+    def idle_bytes(self):
+        return self._idle_bytes
+
+
+_pools = {}  # device -> BlockPool
+
+
+def pool(device):
+    """The BlockPool of `device`'s results."""
+    found = _pools.get(device)
+    if found is None:
+        with _lock:
+            found = _pools.get(device)
+            if found is None:
+                found = _pools[device] = BlockPool(lambda n: allocate(device, n), lambda a: free(device, a),
+                                                   lambda: Event(device))
+    return found
+
+
+def trim(device=None):
+    """Gives `device`'s idle result memory back to the driver (every device's with
+    None)."""
+    for d, p in list(_pools.items()):
+        if device is None or d == device:
+            p.trim()
+
+
+@atexit.register
+def _trim_at_exit():
+    try:
+        trim()
+    except Exception:  # noqa: BLE001  (the driver already gone: the process frees it)
+        pass
 
 
 def copy_matrix(device, stream, dst, dst_pitch, src, src_pitch, width_bytes, height):

@@ -15,7 +15,10 @@ Producing (Array): a result gpk allocates for a DLPack caller -- host memory, or
 memory of the context's GPU -- with __dlpack__ and __dlpack_device__, so that the
 caller's library takes it without a copy (torch.from_dlpack, jax.numpy.from_dlpack,
 cupy.from_dlpack, numpy.from_dlpack). A consumer's stream is made to wait for gpk's
-work on the result (an event recorded after it) before its own work on it.
+work on the result (an event recorded after it) before its own work on it. Device
+memory for results comes from a pool of blocks (_cuda.BlockPool), given back when
+the array goes -- its capsule's deleter or destructor having run -- and handed out
+again once the work queued on it is done.
 
 Capsules are read and made with ctypes (PyCapsule_*), so the package needs no
 compiled module for them.
@@ -302,7 +305,8 @@ class Array:
     stream it passes to __dlpack__ waits for that work.
     """
 
-    __slots__ = ("shape", "dtype", "strides", "ptr", "_device", "_stream", "_ready", "_host", "__weakref__")
+    __slots__ = ("shape", "dtype", "strides", "ptr", "_device", "_stream", "_ready", "_host", "_block", "_streams",
+                 "__weakref__")
 
     def __init__(self, shape, dtype, order="C", device=None, stream=None):
         self.shape = tuple(shape)
@@ -311,6 +315,11 @@ class Array:
         self._stream = stream
         self._ready = None
         self.ptr = None
+        # Device memory comes from the device's BlockPool (_cuda.py) and goes back to
+        # it with the streams it was used on: gpk's, and each DLPack consumer's. None:
+        # a consumer whose stream is not known (the CUDA array interface, stream -1).
+        self._block = 0
+        self._streams = set()
         item = self.dtype.itemsize
         count = math.prod(self.shape)
         if device is None:
@@ -330,15 +339,25 @@ class Array:
                 strides.append((axis, step))
                 step *= max(n, 1)
             self.strides = tuple(s for _, s in sorted(strides))
-            self.ptr = _cuda.allocate(device, count * item)
+            self.ptr, self._block = _cuda.pool(device).take(count * item)
+            self.used_on(stream)
 
     def __del__(self):
         if self._host is None and self.ptr is not None:
             try:
-                _cuda.free(self._device, self.ptr)
+                _cuda.pool(self._device).give(self.ptr, self._block, self._streams)
             except Exception:  # noqa: BLE001  (shutdown, or a driver error nobody can handle)
                 pass
             self.ptr = None
+
+    def used_on(self, stream):
+        """Notes that work on the array is queued on `stream` (a DLPack stream
+        integer; None: the legacy default stream, -1: not known)."""
+        if self._streams is not None:
+            if stream == -1:
+                self._streams = None
+            else:
+                self._streams.add(_cuda.LEGACY_STREAM if stream is None else int(stream))
 
     @property
     def ndim(self):
@@ -367,6 +386,7 @@ class Array:
     def __cuda_array_interface__(self):
         if self._host is not None:
             raise AttributeError("gpk.Array in host memory has no __cuda_array_interface__")
+        self._streams = None  # its consumer's stream is not said
         return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False),
                 "strides": self.strides, "version": 3, "stream": self._stream}
 
@@ -374,6 +394,7 @@ class Array:
         """Marks that gpk's work writing the array was queued on `stream` (a DLPack
         stream integer): consumers on other streams will wait for it."""
         self._stream = stream
+        self.used_on(stream)
         event = _cuda.Event(self._device)
         event.record(stream)
         self._ready = event
@@ -398,6 +419,8 @@ class Array:
             stream = _cuda.LEGACY_STREAM if stream is None else int(stream)
             if self._ready is not None and stream != self._stream:
                 self._ready.wait(stream)
+        if self._device is not None:
+            self.used_on(stream)
         versioned = max_version is not None and tuple(max_version)[0] >= 1
         return _export(self, versioned)
 

@@ -324,6 +324,8 @@ class Context:
                 check(self._lib.gpk_destroy(handle), None, "gpk_destroy")
             finally:
                 self._pending = []  # gpk_destroy waited for the work
+                if getattr(self, "_backend", None) == "cuda":
+                    _cuda.trim(self._device)  # the idle memory of results (gpk.Array)
 
     def __enter__(self):
         return self
