@@ -11,16 +11,11 @@ usage: check_bench.py APP JSON
 """
 
 import json
-import subprocess
 import sys
 
+from app_check import expect, run
+
 REPEAT = 7
-
-
-def expect(ok, what):
-    if not ok:
-        sys.exit(f"FAIL: {what}")
-    print(f"ok: {what}")
 
 
 def main():
@@ -28,12 +23,7 @@ def main():
         sys.exit(__doc__)
     app, path = sys.argv[1:]
     command = [app, "--backend", "host", "--quick", "--op", "gemm,reduce", "--variant", "all,auto", "--repeat", str(REPEAT), "--json", path]
-    print("$", " ".join(command), flush=True)
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    if done.returncode != 0:
-        print(done.stdout, end="")
-        print(done.stderr, end="", file=sys.stderr)
-    expect(done.returncode == 0, "gpk-bench exits 0")
+    run(command)
     with open(path) as f:
         doc = json.load(f)
     expect(doc.get("order") == "shuffled turns", 'the JSON says "order": "shuffled turns"')

@@ -16,10 +16,10 @@ usage: check_fp8_bench.py MODE APP JSON
 """
 
 import json
-import subprocess
 import sys
 
-SKIP = 77
+from app_check import expect, run
+
 HOST = ["--backend", "host"]
 
 # --shapes fp8 on the host backend: each dimension of the sweep / 64 (4097: 65).
@@ -38,30 +38,6 @@ SWEEP = [
     ("e4m3xe4m3->bf16", (128, 128, 128), "row-major, NN"),
     ("bf16xbf16->f32", (128, 128, 128), "column-major, NN"),
 ]
-
-
-def fail(what):
-    sys.exit(f"FAIL: {what}")
-
-
-def expect(ok, what):
-    if not ok:
-        fail(what)
-    print(f"ok: {what}")
-
-
-def run(command, want_rc=0):
-    print("$", " ".join(command), flush=True)
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    if done.returncode == 1 and "--backend" in command and "cuda" in command and "no usable GPU" in done.stderr:
-        print(done.stderr, end="", file=sys.stderr)
-        print("skipped: no usable GPU")
-        sys.exit(SKIP)
-    if done.returncode != want_rc:
-        print(done.stdout, end="")
-        print(done.stderr, end="", file=sys.stderr)
-        fail(f"exit status {done.returncode}, expected {want_rc}")
-    return done
 
 
 def cases(path):

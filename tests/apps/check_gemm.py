@@ -23,39 +23,13 @@ usage: check_gemm.py json [--expect KEY=VALUE]... APP ARGS...
 
 import json
 import os
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-SKIP = 77
+from app_check import expect, run
+
 SVG_NS = "{http://www.w3.org/2000/svg}"
 KINDS = ("copy_in", "compute", "copy_out")
-
-
-def fail(what):
-    sys.exit(f"FAIL: {what}")
-
-
-def expect(ok, what):
-    if not ok:
-        fail(what)
-    print(f"ok: {what}")
-
-
-def run(command, want_rc=0):
-    print("$", " ".join(command), flush=True)
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    # Asked for the GPU where there is none: skipped, which gpu-check does not let
-    # pass on a machine with one.
-    if done.returncode == 1 and "--backend cuda" in " ".join(command) and "no usable GPU" in done.stderr:
-        print(done.stderr, end="", file=sys.stderr)
-        print("skipped: no usable GPU")
-        sys.exit(SKIP)
-    if done.returncode != want_rc:
-        print(done.stdout, end="")
-        print(done.stderr, end="", file=sys.stderr)
-        fail(f"exit status {done.returncode}, expected {want_rc}")
-    return done
 
 
 def is_number(v):

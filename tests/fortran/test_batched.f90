@@ -5,9 +5,9 @@
 program test_batched
   use, intrinsic :: iso_c_binding
   use gpk
+  use gpk_test
   implicit none
 
-  integer :: passed = 0, failed = 0
   type(c_ptr) :: ctx
 
   call expect(gpk_create(ctx, GPK_BACKEND_HOST, 0), GPK_SUCCESS, 'gpk_create(host)')
@@ -16,29 +16,9 @@ program test_batched
   call check_c_shaped()
   call expect(gpk_destroy(ctx), GPK_SUCCESS, 'gpk_destroy')
 
-  print '(i0," passed, ",i0," failed")', passed, failed
-  if (failed > 0) error stop 1
+  call finish()
 
 contains
-
-  subroutine check(ok, what)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    if (ok) then
-      passed = passed + 1
-    else
-      failed = failed + 1
-      print '(a,a)', 'FAILED: ', what
-    end if
-  end subroutine check
-
-  subroutine expect(got, want, what)
-    integer(c_int), intent(in) :: got, want
-    character(len=*), intent(in) :: what
-    character(len=32) :: detail
-    write (detail, '(a,i0,a,i0,a)') ' (status ', got, ', expected ', want, ')'
-    call check(got == want, what // trim(detail))
-  end subroutine expect
 
   subroutine check_f64()
     real(c_double) :: A(3, 4, 5), B(4, 2, 5), C(3, 2, 5), C0(3, 2, 5), At(4, 3, 5), A1(3, 4, 1), B1(4, 2, 1)

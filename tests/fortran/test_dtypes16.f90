@@ -7,16 +7,11 @@
 program test_dtypes16
   use, intrinsic :: iso_c_binding
   use gpk
+  use gpk_test
   implicit none
 
-  integer :: passed = 0, failed = 0
   type(c_ptr) :: ctx
   integer(c_int) :: status, mode
-  ! F16 and BF16 bits of 1, 2, 0.5 and 0.
-  integer(c_int16_t), parameter :: F16_ONE = int(z'3C00', c_int16_t), F16_TWO = int(z'4000', c_int16_t)
-  integer(c_int16_t), parameter :: F16_HALF = int(z'3800', c_int16_t)
-  integer(c_int16_t), parameter :: BF16_ONE = int(z'3F80', c_int16_t), BF16_TWO = int(z'4000', c_int16_t)
-  integer(c_int16_t), parameter :: BF16_HALF = int(z'3F00', c_int16_t)
 
   call expect(gpk_create(ctx, GPK_BACKEND_HOST, 0), GPK_SUCCESS, 'gpk_create(host)')
   call check_dtype(GPK_F16, F16_ONE, F16_TWO, F16_HALF, 'F16')
@@ -26,36 +21,9 @@ program test_dtypes16
   call check_other_dtypes()
   call expect(gpk_destroy(ctx), GPK_SUCCESS, 'gpk_destroy')
 
-  print '(i0," passed, ",i0," failed")', passed, failed
-  if (failed > 0) error stop 1
+  call finish()
 
 contains
-
-  subroutine check(ok, what)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    if (ok) then
-      passed = passed + 1
-    else
-      failed = failed + 1
-      print '(a,a)', 'FAILED: ', what
-    end if
-  end subroutine check
-
-  subroutine expect(got, want, what)
-    integer(c_int), intent(in) :: got, want
-    character(len=*), intent(in) :: what
-    character(len=32) :: detail
-    write (detail, '(a,i0,a,i0,a)') ' (status ', got, ', expected ', want, ')'
-    call check(got == want, what // trim(detail))
-  end subroutine expect
-
-  !> Whether two floats have the same bits: these results are exact, so they are
-  !> compared exactly (-0 and 0, or two NaNs, would be told apart too).
-  elemental logical function same(a, b)
-    real(c_float), intent(in) :: a, b
-    same = transfer(a, 0_c_int32_t) == transfer(b, 0_c_int32_t)
-  end function same
 
   ! A (3 x 4) of ones times B (4 x 2) of halves is 2 everywhere; plus beta = 1 times
   ! C of ones, 3 (F16 0x4200, BF16 0x4040). The sum of 7 elements is exactly 7.

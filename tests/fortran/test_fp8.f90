@@ -8,9 +8,9 @@
 program test_fp8
   use, intrinsic :: iso_c_binding
   use gpk
+  use gpk_test
   implicit none
 
-  integer :: passed = 0, failed = 0
   type(c_ptr) :: ctx
   ! E4M3 bits: 1, 0.5, 448 (largest finite), 2^-9 (smallest subnormal), NaN.
   integer(c_int8_t), parameter :: E4_ONE = int(z'38', c_int8_t), E4_HALF = int(z'30', c_int8_t)
@@ -18,11 +18,8 @@ program test_fp8
   integer(c_int8_t), parameter :: E4_NAN = int(z'7F', c_int8_t)
   ! E5M2 bits: 1 and 0.5.
   integer(c_int8_t), parameter :: E5_ONE = int(z'3C', c_int8_t), E5_HALF = int(z'38', c_int8_t)
-  ! F16 bits of 1, 2 and 0.5; BF16 bits of 1, 3 and 0.5.
-  integer(c_int16_t), parameter :: F16_ONE = int(z'3C00', c_int16_t), F16_TWO = int(z'4000', c_int16_t)
-  integer(c_int16_t), parameter :: F16_HALF = int(z'3800', c_int16_t)
-  integer(c_int16_t), parameter :: BF16_ONE = int(z'3F80', c_int16_t), BF16_THREE = int(z'4040', c_int16_t)
-  integer(c_int16_t), parameter :: BF16_HALF = int(z'3F00', c_int16_t)
+  ! BF16 bits of 3 (those of 1, 2 and 0.5 are gpk_test's).
+  integer(c_int16_t), parameter :: BF16_THREE = int(z'4040', c_int16_t)
 
   call expect(gpk_create(ctx, GPK_BACKEND_HOST, 0), GPK_SUCCESS, 'gpk_create(host)')
   call check_fp8_to_f32()
@@ -33,35 +30,9 @@ program test_fp8
   call check_refusals()
   call expect(gpk_destroy(ctx), GPK_SUCCESS, 'gpk_destroy')
 
-  print '(i0," passed, ",i0," failed")', passed, failed
-  if (failed > 0) error stop 1
+  call finish()
 
 contains
-
-  subroutine check(ok, what)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    if (ok) then
-      passed = passed + 1
-    else
-      failed = failed + 1
-      print '(a,a)', 'FAILED: ', what
-    end if
-  end subroutine check
-
-  subroutine expect(got, want, what)
-    integer(c_int), intent(in) :: got, want
-    character(len=*), intent(in) :: what
-    character(len=32) :: detail
-    write (detail, '(a,i0,a,i0,a)') ' (status ', got, ', expected ', want, ')'
-    call check(got == want, what // trim(detail))
-  end subroutine expect
-
-  !> Whether two floats have the same bits: these results are exact.
-  elemental logical function same(a, b)
-    real(c_float), intent(in) :: a, b
-    same = transfer(a, 0_c_int32_t) == transfer(b, 0_c_int32_t)
-  end function same
 
   ! E4M3 ones (3 x 4) times E5M2 halves (4 x 2) is 2 everywhere; op(A) from its
   ! transpose too; beta = 1 adds C; k = 0 gives zeros; a NaN in A fills its row of C.

@@ -5,9 +5,10 @@ program test_gpk
   use, intrinsic :: iso_c_binding
   use, intrinsic :: ieee_arithmetic, only: ieee_is_nan
   use gpk
+  use gpk_test
   implicit none
 
-  integer :: passed = 0, failed = 0, skipped = 0
+  integer :: skipped = 0
   ! While a variant is pinned, a dtype it lacks is GPK_ERROR_NOT_SUPPORTED: a skip.
   logical :: pinned = .false.
   type(c_ptr) :: ctx
@@ -36,30 +37,9 @@ program test_gpk
     print '(a)', 'skipped: the CUDA backend (no usable GPU)'
   end if
 
-  print '(i0," passed, ",i0," failed, ",i0," skipped")', passed, failed, skipped
-  if (failed > 0) error stop 1
+  call finish(skipped)
 
 contains
-
-  subroutine check(ok, what)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    if (ok) then
-      passed = passed + 1
-    else
-      failed = failed + 1
-      print '(a,a)', 'FAILED: ', what
-    end if
-  end subroutine check
-
-  subroutine expect(got, want, what)
-    integer(c_int), intent(in) :: got, want
-    character(len=*), intent(in) :: what
-    character(len=32) :: detail
-    write (detail, '(a,i0,a,i0,a)') ' (status ', got, ', expected ', want, ')'
-    call check(got == want, what // trim(detail))
-    if (got /= want) print '(a,a)', '  last error: ', gpk_last_error(c_null_ptr)
-  end subroutine expect
 
   !> Whether an op call succeeded, so that its result is worth checking.
   logical function succeeded(status, what)
