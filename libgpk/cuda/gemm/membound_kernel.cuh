@@ -172,20 +172,38 @@ __device__ __forceinline__ void load_tile(T *dst, int pitch, const T *M, int64_t
 }
 
 // The ring: tile t of the split (BK elements of k from split_begin + t BK) loaded by
-// load(t, stage) and consumed by compute(stage), kStages - 1 tiles ahead. The first
-// kStages - 1 turns of the loop only load: one copy of the load's code in the kernel.
-template <class Load, class Compute>
+// load(t, stage) and consumed by compute(stage), kStages - 1 tiles ahead. By default
+// the first kStages - 1 turns of the loop only load: one copy of the load's code in the
+// kernel. kPrologue: those loads before the loop, as a prologue of their own (more code
+// to compile), for the kernels whose loop is the F32 roof.
+template <bool kPrologue = false, class Load, class Compute>
 __device__ __forceinline__ void pipeline(int tiles, Load &&load, Compute &&compute) {
-#pragma unroll 1
-    for (int t = 1 - kStages; t < tiles; ++t) {
-        if (t >= 0) {
+    if constexpr (kPrologue) {
+#pragma unroll
+        for (int t = 0; t < kStages - 1; ++t) {
+            if (t < tiles) load(t, t);
+            copy_commit();
+        }
+        for (int t = 0; t < tiles; ++t) {
             copy_wait<kStages - 2>();
             __syncthreads();
+            const int next = t + kStages - 1;
+            if (next < tiles) load(next, next % kStages);
+            copy_commit();
+            compute(t % kStages);
         }
-        const int next = t + kStages - 1;
-        if (next < tiles) load(next, next % kStages);
-        copy_commit();
-        if (t >= 0) compute(t % kStages);
+    } else {
+#pragma unroll 1
+        for (int t = 1 - kStages; t < tiles; ++t) {
+            if (t >= 0) {
+                copy_wait<kStages - 2>();
+                __syncthreads();
+            }
+            const int next = t + kStages - 1;
+            if (next < tiles) load(next, next % kStages);
+            copy_commit();
+            if (t >= 0) compute(t % kStages);
+        }
     }
     copy_wait<0>();
     __syncthreads();
@@ -348,7 +366,8 @@ __global__ void __launch_bounds__(PT *QT *G) simt_kernel(Params<T, T> pr) {
                         for (int j = 0; j < TQ; ++j) acc[i][j] = fused(w[i][e], x[j][e], acc[i][j]);
             }
         };
-        pipeline(tiles, load, compute);
+        // The widest thread tiles run at the F32 roof: the loop as run M1 had it.
+        pipeline<RP * TQ >= 32>(tiles, load, compute);
 
         if constexpr (G > 1) {
             // The tree of membound_order.hpp: group g < h adds group g + h.
