@@ -108,6 +108,7 @@ struct Options {
     std::vector<int> ops;
     std::vector<std::string> sizes;  // as given, parsed per op
     std::vector<int> dtypes;
+    std::vector<std::string> dtype_words;  // --dtype as given: --tune reads them as the table's classes
     std::vector<std::string> variants;  // empty: every variant, or with --memory pinned {"auto"}
     bool pinned = false;                // --memory pinned
     int repeat = 0;  // 0: the default for the mode
@@ -191,7 +192,9 @@ void usage(std::FILE *to) {
                  "             backend or with --quick\n"
                  "  --tune     measure the tuning table of this GPU (\"auto\" chooses from it: gpk_load_tuning,\n"
                  "             GPK_TUNING) over its grid of shapes, for --op (default every op), and write it\n"
-                 "             to FILE; --quick: a small grid (apps/bench/tune.cpp lists both)\n"
+                 "             to FILE; --quick: a small grid (apps/bench/tune.cpp lists both). --dtype: those\n"
+                 "             classes alone: f32 (with tf32), f64, i32, i64, f16, bf16, fp8 (per tensor and\n"
+                 "             block-scaled; --scaling tensor or block: one), fp8_block, half_f32 (bf16 -> f32)\n"
                  "Exit status: 0 when every variant matched the vendor's output, 1 otherwise.\n",
                  kProg, kDefaultRepeat, kQuickRepeat, kMinTimedMs, kShortRepeat);
 }
@@ -218,6 +221,43 @@ const char *size_forms(int op) {
         case GPK_OP_PI: return "a sample count";
         default: return "N";
     }
+}
+
+// What --tune measures of --dtype and --scaling (tune.hpp).
+TuneOptions tune_options(const Options &opt) {
+    TuneOptions t;
+    t.path = opt.tune, t.ops = opt.ops, t.quick = opt.quick;
+    t.dtypes = opt.dtype_words;
+    t.scale_tensor = opt.scale_tensor, t.scale_block = opt.scale_block;
+    return t;
+}
+
+// --dtype's words for the tuning table's gpk_gemm_ex classes that gpk-bench's own
+// tables name otherwise (--dtype fp8 --scaling block; --dtype bf16 --c-dtype f32).
+bool is_tune_class(const std::string &w) { return w == "fp8_block" || w == "half_f32"; }
+
+// --tune's options: its --dtype words, and no C dtype of the caller's (each class has
+// its own). Returns 0 or the exit status.
+int check_tune_options(const Options &opt) {
+    const auto bad = [](const std::string &what) {
+        std::fprintf(stderr, "%s: %s\n", kProg, what.c_str());
+        return 2;
+    };
+    if (opt.tune.empty()) {
+        for (const std::string &w : opt.dtype_words)
+            if (is_tune_class(w))
+                return bad("--dtype: '" + w + "' is a class of the tuning table, for --tune only (" +
+                           (w == "half_f32" ? "--dtype bf16 --c-dtype f32" : "--dtype fp8 --scaling block") +
+                           " time it here)");
+        return 0;
+    }
+    if (opt.c_dtype >= 0)
+        return bad("--c-dtype: --tune measures each class with its own C (bf16 for fp8 and fp8_block, f32 for "
+                   "half_f32)");
+    std::vector<int> classes;
+    std::string problem;
+    if (!tune_classes(tune_options(opt), &classes, &problem)) return bad(problem);
+    return 0;
 }
 
 // Returns 0 when the options are good, else the exit status to use.
@@ -261,6 +301,8 @@ int parse(int argc, char **argv, Options *opt) {
             const auto names = missing ? std::nullopt : gpk_app::parse_list(value);
             if (!names) return bad(list_problem("--dtype", "dtypes", missing, value));
             for (const std::string &name : *names) {
+                opt->dtype_words.push_back(name);
+                if (is_tune_class(name)) continue;  // --tune's alone: checked once every option is read
                 const int dtype = parse_fp8(name) >= 0 ? parse_fp8(name) : gpk_app::parse_dtype(name);
                 if (dtype < 0)
                     return bad("--dtype: unknown dtype '" + name + "'; the choices are " + gpk_app::dtype_choices() +
@@ -322,8 +364,13 @@ int parse(int argc, char **argv, Options *opt) {
             return 2;
         }
     }
-    // FP8 is gemm's alone: asked for by itself, it means gemm.
-    const bool all_fp8 = !opt->dtypes.empty() && std::all_of(opt->dtypes.begin(), opt->dtypes.end(), is_fp8_choice);
+    if (const int rc = check_tune_options(*opt)) return rc;
+    // FP8 is gemm's alone: asked for by itself, it means gemm (and so do the tuning
+    // table's gpk_gemm_ex classes).
+    const bool all_fp8 = !opt->dtype_words.empty() &&
+                         std::all_of(opt->dtype_words.begin(), opt->dtype_words.end(), [](const std::string &w) {
+                             return parse_fp8(w) >= 0 || is_tune_class(w);
+                         });
     if (opt->ops.empty() && (opt->shapes == "fp8" || all_fp8)) opt->ops = {GPK_OP_GEMM};
     if (opt->ops.empty()) {
         if (opt->pinned)
@@ -632,7 +679,7 @@ int main(int argc, char **argv) {
     try {
         const std::unique_ptr<Env> env = open_env(opt);
         if (!env) return 1;
-        if (!opt.tune.empty()) return run_tune(*env, TuneOptions{opt.tune, opt.ops, opt.quick});
+        if (!opt.tune.empty()) return run_tune(*env, tune_options(opt));
         if (const int rc = check_variants(opt, *env)) return rc;
 
         if (opt.gemm.math != GPK_MATH_DEFAULT) {

@@ -8,7 +8,15 @@
 //                 3000^3, 7000^3 (not), 2560^2 x 640 and 8192^2 x 1024 (short k,
 //                 partial waves), 12288 x 1024 x 1024 and 1024 x 12288 x 1024 (oblong),
 //                 1024^2 x 8192 (long k), 16 x 8192 x 8192 and 8192 x 16 x 8192
-//                 (skinny), 64 x 64 x 2^20 (a Gram product)
+//                 (skinny), 64 x 64 x 2^20 (a Gram product);
+//                 gpk_gemm_ex's classes x nn, nt, tn, tt x a16, u, each at its own shapes:
+//                 fp8 (E4M3 x E4M3 -> BF16, the scale in alpha) at 1024^3, 2048^3,
+//                 4096^3, 8192^3, 3000^3, 8192^2 x 1024, 4096 x 24576 x 1536,
+//                 4096 x 7168 x 16384 and 16 x 8192 x 8192 (the shapes of LLM layers
+//                 FP8 serves); fp8_block (the same through gpk_gemm_blockscaled, scales
+//                 1 x 128 of A's rows and 128 x 128 of B, all ones) at 2048^3, 4096^3,
+//                 8192^3 and 4096 x 7168 x 16384; half_f32 (BF16 x BF16 -> F32; F16
+//                 inputs are of the same class) at 1024^3, 4096^3 and 8192^3
 //   gemm_batched  the same classes, n^3 products for n = 4 .. 512 (powers of two) and
 //                 32^2 x 256, 256^2 x 32, as many as fill 2 MiB per operand and as many
 //                 as fill 256 MiB
@@ -18,7 +26,7 @@
 //                 16384 x 4096, 4096 x 16384, 3000 x 5000, 64 x 65536, 65536 x 64
 //   pi            2^16, 2^20, 2^24, 2^28, 2^32, 2^34 samples
 // With --quick (and on the host backend, whose ladders have one rung) a few small
-// points per class.
+// points per class. --dtype measures only the classes it names (tune_classes).
 //
 // Each point as gpk-bench times a case: every rung of the ladder selected by name, on
 // device arrays filled with non-zero data (beta 0), each call timed with CUDA events
@@ -64,6 +72,7 @@ constexpr size_t kBufferBytes = (size_t(1) << 30) + 64 * 1024;  // each of A, B,
 const std::vector<size_t> kBatchedOperands = {2 * kMiB, 256 * kMiB};  // per operand, batched
 constexpr double kHopeless = 4.0;                  // times the best: dropped
 constexpr double kPastOverheadUs = 200;            // best this long: drop for larger points
+constexpr double kLongCallUs = 1000;               // a hopeless rung's call this long: the same
 constexpr double kVendorWithin = 1.03;             // gemm: the vendor first within 3 %
 
 // One point of the grid.
@@ -92,7 +101,17 @@ struct Point {
     std::string shape() const { return tn::shape_text(key()); }
 };
 
-size_t elem(int dtype) { return dtype == GPK_F16 || dtype == GPK_BF16 ? 2 : dtype == GPK_F64 || dtype == GPK_I64 ? 8 : 4; }
+size_t elem(int dtype) {
+    if (dtype == GPK_F8E4M3 || dtype == GPK_F8E5M2) return 1;
+    return dtype == GPK_F16 || dtype == GPK_BF16 ? 2 : dtype == GPK_F64 || dtype == GPK_I64 ? 8 : 4;
+}
+
+// The dtypes of A and B, and of C, in a point's calls: for gpk_gemm_ex's classes the
+// operands the grid times them with (FP8 E4M3 into BF16 C, the layers FP8 serves; BF16
+// into F32 C), else the point's dtype.
+bool fp8_class(int dtype) { return dtype == gpk::kGemmFp8 || dtype == gpk::kGemmFp8Blockscaled; }
+int ab_dtype(int dtype) { return fp8_class(dtype) ? GPK_F8E4M3 : dtype == gpk::kGemmHalfF32 ? GPK_BF16 : dtype; }
+int c_dtype(int dtype) { return fp8_class(dtype) ? GPK_BF16 : dtype == gpk::kGemmHalfF32 ? GPK_F32 : dtype; }
 
 // A leading dimension for `rows` rows: whole 16-byte vectors, or odd.
 int64_t ld_for(int64_t rows, size_t es, bool aligned) {
@@ -105,13 +124,21 @@ struct GemmLayout {
     int64_t lda, ldb, ldc, a_cols, b_cols;  // column-major storage: ld x cols
 };
 GemmLayout gemm_layout(const Point &p) {
-    const size_t es = elem(p.dtype);
+    const size_t es = elem(ab_dtype(p.dtype));
     const int64_t m = p.d[0], n = p.d[1], k = p.d[2];
     GemmLayout g{};
     g.lda = ld_for(p.ta ? k : m, es, p.aligned), g.a_cols = p.ta ? m : k;
     g.ldb = ld_for(p.tb ? n : k, es, p.aligned), g.b_cols = p.tb ? k : n;
-    g.ldc = ld_for(m, es, p.aligned);
+    g.ldc = ld_for(m, elem(c_dtype(p.dtype)), p.aligned);
     return g;
+}
+
+// Floats of each block-scale array of a gpk_gemm_blockscaled point (0 for the others):
+// m x ceil(k / 128) for A's, ceil(n / 128) x ceil(k / 128) for B's, the larger.
+size_t scale_count(const Point &p) {
+    if (p.op != GPK_OP_GEMM || p.dtype != gpk::kGemmFp8Blockscaled) return 0;
+    const int64_t kb = (p.d[2] + 127) / 128, nb = (p.d[1] + 127) / 128;
+    return static_cast<size_t>(std::max(p.d[0], nb) * kb);
 }
 
 // Bytes of A, B and C the point needs (per operand, every matrix of a batch).
@@ -120,10 +147,10 @@ void bytes_of(const Point &p, size_t *a, size_t *b, size_t *c) {
     *a = *b = *c = 64;
     if (p.op == GPK_OP_GEMM || p.op == GPK_OP_GEMM_BATCHED) {
         const GemmLayout g = gemm_layout(p);
-        const size_t batch = static_cast<size_t>(p.d[3]);
-        *a = static_cast<size_t>(g.lda * g.a_cols) * es * batch;
-        *b = static_cast<size_t>(g.ldb * g.b_cols) * es * batch;
-        *c = static_cast<size_t>(g.ldc * p.d[1]) * es * batch;
+        const size_t batch = static_cast<size_t>(p.d[3]), ab = elem(ab_dtype(p.dtype));
+        *a = static_cast<size_t>(g.lda * g.a_cols) * ab * batch;
+        *b = static_cast<size_t>(g.ldb * g.b_cols) * ab * batch;
+        *c = static_cast<size_t>(g.ldc * p.d[1]) * elem(c_dtype(p.dtype)) * batch;
     } else if (p.op == GPK_OP_REDUCE) {
         *a = static_cast<size_t>(p.d[0] + 1) * es;
     } else if (p.op == GPK_OP_TRANSPOSE) {
@@ -134,15 +161,44 @@ void bytes_of(const Point &p, size_t *a, size_t *b, size_t *c) {
 
 // ---- the grid ---------------------------------------------------------------------
 
-void add_gemm_like(std::vector<Point> &grid, int op, bool quick) {
-    std::vector<std::vector<int64_t>> shapes;
+using Shapes = std::vector<std::vector<int64_t>>;
+
+// Whether the grid measures dtype class `dtype` (empty `dtypes`: every class).
+bool wanted(const std::vector<int> &dtypes, int dtype) {
+    return dtypes.empty() || std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
+}
+
+// The points of one gemm or gemm_batched class (dtype, math) in every layout and
+// alignment at `shapes`.
+void add_gemm_class(std::vector<Point> &grid, int op, int dtype, int math, const Shapes &shapes, bool quick) {
+    for (int layout = 0; layout < 4; ++layout)
+        for (bool aligned : {true, false})
+            for (const auto &s : shapes) {
+                Point p;
+                p.op = op, p.dtype = dtype, p.math = math, p.ta = layout & 2, p.tb = layout & 1;
+                p.aligned = aligned;
+                p.d[0] = s[0], p.d[1] = s[1], p.d[2] = s[2];
+                if (op == GPK_OP_GEMM_BATCHED) {
+                    const int64_t biggest = std::max({s[0] * s[2], s[2] * s[1], s[0] * s[1]});
+                    // Few products and many: the rungs' order depends on how full the GPU is.
+                    for (size_t bytes : quick ? std::vector<size_t>{4096} : kBatchedOperands) {
+                        p.d[3] = std::max<int64_t>(1, static_cast<int64_t>(bytes / elem(p.dtype)) / biggest);
+                        grid.push_back(p);
+                    }
+                    continue;
+                }
+                grid.push_back(p);
+            }
+}
+
+void add_gemm_like(std::vector<Point> &grid, int op, bool quick, const std::vector<int> &dtypes) {
+    Shapes shapes;
     if (op == GPK_OP_GEMM) {
-        shapes = quick ? std::vector<std::vector<int64_t>>{{16, 16, 16}, {64, 48, 80}, {8, 96, 200}}
-                       : std::vector<std::vector<int64_t>>{
-                             {128, 128, 128},    {512, 512, 512},     {1024, 1024, 1024}, {2048, 2048, 2048},
-                             {4096, 4096, 4096}, {8192, 8192, 8192},  {3000, 3000, 3000}, {7000, 7000, 7000},
-                             {2560, 2560, 640},  {8192, 8192, 1024},  {12288, 1024, 1024}, {1024, 12288, 1024},
-                             {1024, 1024, 8192}, {16, 8192, 8192},    {8192, 16, 8192},   {64, 64, 1 << 20}};
+        shapes = quick ? Shapes{{16, 16, 16}, {64, 48, 80}, {8, 96, 200}}
+                       : Shapes{{128, 128, 128},    {512, 512, 512},     {1024, 1024, 1024}, {2048, 2048, 2048},
+                                {4096, 4096, 4096}, {8192, 8192, 8192},  {3000, 3000, 3000}, {7000, 7000, 7000},
+                                {2560, 2560, 640},  {8192, 8192, 1024},  {12288, 1024, 1024}, {1024, 12288, 1024},
+                                {1024, 1024, 8192}, {16, 8192, 8192},    {8192, 16, 8192},   {64, 64, 1 << 20}};
     } else {
         if (quick) shapes = {{4, 4, 4}, {16, 8, 12}};
         else {
@@ -154,32 +210,31 @@ void add_gemm_like(std::vector<Point> &grid, int op, bool quick) {
     const int kinds[][2] = {{GPK_F32, GPK_MATH_DEFAULT}, {GPK_F32, GPK_MATH_TF32}, {GPK_F64, GPK_MATH_DEFAULT},
                             {GPK_F16, GPK_MATH_DEFAULT}, {GPK_BF16, GPK_MATH_DEFAULT}};
     for (const auto &kind : kinds)
-        for (int layout = 0; layout < 4; ++layout)
-            for (bool aligned : {true, false})
-                for (const auto &s : shapes) {
-                    Point p;
-                    p.op = op, p.dtype = kind[0], p.math = kind[1], p.ta = layout & 2, p.tb = layout & 1;
-                    p.aligned = aligned;
-                    p.d[0] = s[0], p.d[1] = s[1], p.d[2] = s[2];
-                    if (op == GPK_OP_GEMM_BATCHED) {
-                        const int64_t biggest = std::max({s[0] * s[2], s[2] * s[1], s[0] * s[1]});
-                        // Few products and many: the rungs' order depends on how full the GPU is.
-                        for (size_t bytes : quick ? std::vector<size_t>{4096} : kBatchedOperands) {
-                            p.d[3] = std::max<int64_t>(1, static_cast<int64_t>(bytes / elem(p.dtype)) / biggest);
-                            grid.push_back(p);
-                        }
-                        continue;
-                    }
-                    grid.push_back(p);
-                }
+        if (wanted(dtypes, kind[0])) add_gemm_class(grid, op, kind[0], kind[1], shapes, quick);
+    if (op != GPK_OP_GEMM) return;
+    // gpk_gemm_ex's classes: shapes of the work FP8 serves (square, an LLM layer's
+    // projections, short and long k, a decode step's 16 rows), fewer where one rung
+    // is all there is to choose (block scales: the vendor's refuses them; F32 C).
+    const Shapes fp8 = quick ? shapes
+                             : Shapes{{1024, 1024, 1024}, {2048, 2048, 2048},   {4096, 4096, 4096},
+                                      {8192, 8192, 8192}, {3000, 3000, 3000},   {8192, 8192, 1024},
+                                      {4096, 24576, 1536}, {4096, 7168, 16384}, {16, 8192, 8192}};
+    const Shapes block = quick ? Shapes{shapes[0], shapes[1]}
+                               : Shapes{{2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}, {4096, 7168, 16384}};
+    const Shapes half_f32 = quick ? Shapes{shapes[0], shapes[1]}
+                                  : Shapes{{1024, 1024, 1024}, {4096, 4096, 4096}, {8192, 8192, 8192}};
+    if (wanted(dtypes, gpk::kGemmFp8)) add_gemm_class(grid, op, gpk::kGemmFp8, GPK_MATH_DEFAULT, fp8, quick);
+    if (wanted(dtypes, gpk::kGemmFp8Blockscaled))
+        add_gemm_class(grid, op, gpk::kGemmFp8Blockscaled, GPK_MATH_DEFAULT, block, quick);
+    if (wanted(dtypes, gpk::kGemmHalfF32)) add_gemm_class(grid, op, gpk::kGemmHalfF32, GPK_MATH_DEFAULT, half_f32, quick);
 }
 
-std::vector<Point> make_grid(const std::vector<int> &ops, bool quick) {
+std::vector<Point> make_grid(const std::vector<int> &ops, bool quick, const std::vector<int> &classes) {
     std::vector<Point> grid;
     const int dtypes[] = {GPK_F32, GPK_F64, GPK_I32, GPK_I64, GPK_F16, GPK_BF16};
     for (int op : ops) {
         if (op == GPK_OP_GEMM || op == GPK_OP_GEMM_BATCHED) {
-            add_gemm_like(grid, op, quick);
+            add_gemm_like(grid, op, quick, classes);
         } else if (op == GPK_OP_REDUCE) {
             std::vector<int64_t> sizes = quick ? std::vector<int64_t>{1000, 100000}
                                                : std::vector<int64_t>{1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18,
@@ -188,6 +243,7 @@ std::vector<Point> make_grid(const std::vector<int> &ops, bool quick) {
             for (int dtype : dtypes)
                 for (bool aligned : {true, false})
                     for (int64_t n : sizes) {
+                        if (!wanted(classes, dtype)) continue;
                         Point p;
                         p.op = op, p.dtype = dtype, p.aligned = aligned, p.d[0] = n;
                         if (static_cast<size_t>(n + 1) * elem(dtype) <= kBufferBytes) grid.push_back(p);
@@ -201,11 +257,12 @@ std::vector<Point> make_grid(const std::vector<int> &ops, bool quick) {
             for (int dtype : dtypes)
                 for (bool aligned : {true, false})
                     for (const auto &[rows, cols] : sizes) {
+                        if (!wanted(classes, dtype)) continue;
                         Point p;
                         p.op = op, p.dtype = dtype, p.aligned = aligned, p.d[0] = rows, p.d[1] = cols;
                         grid.push_back(p);
                     }
-        } else if (op == GPK_OP_PI) {
+        } else if (op == GPK_OP_PI && classes.empty()) {  // no dtype: not among those --dtype names
             for (int e : quick ? std::vector<int>{10, 14} : std::vector<int>{16, 20, 24, 28, 32, 34}) {
                 Point p;
                 p.op = op, p.d[0] = int64_t(1) << e;
@@ -243,6 +300,7 @@ public:
     }
     ~Arrays() {
         for (void *p : ptr_) env_.cuda ? (void)cudaFree(p) : std::free(p);
+        if (scale_ptr_ != nullptr) env_.cuda ? (void)cudaFree(scale_ptr_) : std::free(scale_ptr_);
     }
     Arrays(const Arrays &) = delete;
     Arrays &operator=(const Arrays &) = delete;
@@ -250,11 +308,29 @@ public:
     char *a() const { return static_cast<char *>(ptr_[0]); }
     char *b() const { return static_cast<char *>(ptr_[1]); }
     char *c() const { return static_cast<char *>(ptr_[2]); }
+    const float *scales() const { return scales_; }
+
+    // Block scales for gpk_gemm_blockscaled's points, `count` floats, all ones (the
+    // rungs' time does not depend on their values); A's and B's share them.
+    void make_scales(size_t count) {
+        if (count == 0) return;
+        const std::vector<float> ones(count, 1.0f);
+        const size_t bytes = count * sizeof(float);
+        if (env_.cuda) {
+            check_cuda(cudaMalloc(&scale_ptr_, bytes), "cudaMalloc (tuning scales)");
+            check_cuda(cudaMemcpy(scale_ptr_, ones.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy (tuning scales)");
+        } else {
+            if ((scale_ptr_ = std::malloc(bytes)) == nullptr) throw Error("out of host memory for the tuning scales");
+            std::memcpy(scale_ptr_, ones.data(), bytes);
+        }
+        scales_ = static_cast<const float *>(scale_ptr_);
+    }
 
     void fill(int dtype) {
         if (dtype == filled_) return;
         // A pattern of 16 MiB, repeated: values in +-[0.5, 2) for the floating-point
-        // dtypes (built bit by bit for the 16-bit ones), 1 .. 1000 for the integers.
+        // dtypes (built bit by bit for the 16-bit ones), +-[0.25, 2) for FP8 (no
+        // product subnormal), 1 .. 1000 for the integers.
         const size_t pattern = std::min(bytes_, 16 * kMiB);
         std::vector<unsigned char> host(pattern);
         std::mt19937_64 draw(20261201u + static_cast<unsigned>(dtype));
@@ -267,6 +343,9 @@ public:
                 case GPK_F64: { const double v = (neg ? -1.0 : 1.0) * (0.5 + 1.5 * double(r >> 11) / 9007199254740992.0); std::memcpy(&host[i], &v, 8); break; }
                 case GPK_I32: { const int32_t v = int32_t(1 + (r >> 8) % 1000); std::memcpy(&host[i], &v, 4); break; }
                 case GPK_I64: { const int64_t v = int64_t(1 + (r >> 8) % 1000); std::memcpy(&host[i], &v, 8); break; }
+                case GPK_F8E4M3:  // sign, exponent 5 .. 7 (0.25 .. 2), 3 random mantissa bits
+                    host[i] = static_cast<unsigned char>((neg ? 0x80 : 0) | ((5 + (r >> 1) % 3) << 3) | (r >> 8 & 7));
+                    break;
                 case GPK_F16: {  // sign, exponent 14 or 15 (0.5 .. 2), 10 random mantissa bits
                     const uint16_t v = uint16_t((neg ? 0x8000 : 0) | ((14 + (r >> 1 & 1)) << 10) | (r >> 2 & 0x3ff));
                     std::memcpy(&host[i], &v, 2);
@@ -296,6 +375,8 @@ private:
     const Env &env_;
     size_t bytes_;
     void *ptr_[3] = {nullptr, nullptr, nullptr};
+    void *scale_ptr_ = nullptr;
+    const float *scales_ = nullptr;
     int filled_ = -100;
 };
 
@@ -306,6 +387,14 @@ gpk_status call(gpk_context *ctx, const Arrays &m, const Point &p) {
     switch (p.op) {
         case GPK_OP_GEMM: {
             const GemmLayout g = gemm_layout(p);
+            const int ab = ab_dtype(p.dtype), c = c_dtype(p.dtype);
+            // gpk_gemm_ex's classes as their users call them: the per-tensor scale is alpha.
+            if (p.dtype == gpk::kGemmFp8Blockscaled)
+                return gpk_gemm_blockscaled(ctx, GPK_COL_MAJOR, ta, tb, d[0], d[1], d[2], 1.0, ab, m.a(), g.lda,
+                                            m.scales(), ab, m.b(), g.ldb, m.scales(), 0.0, c, m.c(), g.ldc);
+            if (gpk::is_gemm_ex_class(p.dtype))
+                return gpk_gemm_ex(ctx, GPK_COL_MAJOR, ta, tb, d[0], d[1], d[2], 1.0, ab, m.a(), g.lda, ab, m.b(), g.ldb,
+                                   0.0, c, m.c(), g.ldc);
             return gpk_gemm(ctx, p.dtype, GPK_COL_MAJOR, ta, tb, d[0], d[1], d[2], 1.0, m.a(), g.lda, m.b(), g.ldb, 0.0,
                             m.c(), g.ldc);
         }
@@ -372,7 +461,7 @@ std::vector<Timed> measure(Env &env, Timer &timer, const Arrays &m, const Point 
     std::vector<Timed> alive;
     for (const Timed &t : probes) {
         if (t.us <= kHopeless * best_probe || t.us < kPastOverheadUs) alive.push_back(t);
-        else if (best_probe >= kPastOverheadUs) hopeless->insert(t.rung);
+        else if (best_probe >= kPastOverheadUs || t.us >= kLongCallUs) hopeless->insert(t.rung);
     }
     // Turns: at least 5 calls each; short calls up to 1 ms of them, at most 50.
     const int turns = std::clamp(static_cast<int>(std::ceil(1000.0 / std::max(best_probe, 1.0))), 5, 50);
@@ -394,9 +483,10 @@ std::vector<Timed> measure(Env &env, Timer &timer, const Arrays &m, const Point 
     for (size_t i = 0; i < alive.size(); ++i)
         if (!us[i].empty()) rows.push_back({alive[i].rung, median(us[i])});
     std::stable_sort(rows.begin(), rows.end(), [](const Timed &a, const Timed &b) { return a.us < b.us; });
-    if (!rows.empty() && rows.front().us >= kPastOverheadUs)
+    if (!rows.empty())
         for (const Timed &t : rows)
-            if (t.us > kHopeless * rows.front().us) hopeless->insert(t.rung);
+            if (t.us > kHopeless * rows.front().us && (rows.front().us >= kPastOverheadUs || t.us >= kLongCallUs))
+                hopeless->insert(t.rung);
     // Index 0 is the vendor's rung on the CUDA backend.
     const auto vendor = std::find_if(rows.begin(), rows.end(), [](const Timed &t) { return t.rung == 0; });
     if ((p.op == GPK_OP_GEMM || p.op == GPK_OP_GEMM_BATCHED) && vendor != rows.end() &&
@@ -414,26 +504,74 @@ std::string seconds_text(double s) {
 
 }  // namespace
 
+bool tune_classes(const TuneOptions &opt, std::vector<int> *classes, std::string *error) {
+    classes->clear();
+    const auto add = [&](int d) {
+        if (std::find(classes->begin(), classes->end(), d) == classes->end()) classes->push_back(d);
+    };
+    for (const std::string &w : opt.dtypes) {
+        if (w == "fp8" || w == "fp8-e4m3") {
+            // Both FP8 classes, unless --scaling names one.
+            if (opt.scale_tensor || !opt.scale_block) add(gpk::kGemmFp8);
+            if (opt.scale_block || !opt.scale_tensor) add(gpk::kGemmFp8Blockscaled);
+            continue;
+        }
+        if (w == "fp8-e5m2" || w == "fp8-mixed") {
+            *error = "--tune: the table's FP8 classes are measured E4M3 x E4M3 (--dtype fp8), which stand for '" + w +
+                     "' too";
+            return false;
+        }
+        int d = -1;
+        for (int c : {int{GPK_F32}, int{GPK_F64}, int{GPK_I32}, int{GPK_I64}, int{GPK_F16}, int{GPK_BF16},
+                      int{gpk::kGemmFp8Blockscaled}, int{gpk::kGemmHalfF32}})
+            if (w == tn::dtype_word(c)) d = c;
+        if (d < 0) {
+            *error = "--tune: unknown dtype '" + w +
+                     "'; the choices are f32, f64, i32, i64, f16, bf16, fp8 (fp8 and fp8_block), fp8_block and "
+                     "half_f32";
+            return false;
+        }
+        add(d);
+    }
+    return true;
+}
+
 int run_tune(Env &env, const TuneOptions &opt) {
     const auto t0 = Clock::now();
     std::vector<int> ops = opt.ops;
     if (ops.empty()) ops = {GPK_OP_GEMM, GPK_OP_GEMM_BATCHED, GPK_OP_REDUCE, GPK_OP_TRANSPOSE, GPK_OP_PI};
     const bool quick = opt.quick || !env.cuda;
-    const std::vector<Point> grid = make_grid(ops, quick);
+    std::vector<int> classes;
+    std::string problem;
+    if (!tune_classes(opt, &classes, &problem)) {
+        std::fprintf(stderr, "gpk-bench: %s\n", problem.c_str());
+        return 2;
+    }
+    const std::vector<Point> grid = make_grid(ops, quick, classes);
+    if (grid.empty()) {
+        std::fprintf(stderr, "gpk-bench: --tune: no point of the grid is of the ops and dtypes asked for\n");
+        return 2;
+    }
 
-    size_t need = 0;
+    size_t need = 0, scales = 0;
     for (const Point &p : grid) {
         size_t a = 0, b = 0, c = 0;
         bytes_of(p, &a, &b, &c);
         need = std::max({need, a, b, c});
+        scales = std::max(scales, scale_count(p));
     }
     Arrays arrays(env, std::min(need, kBufferBytes));
+    arrays.make_scales(scales);
     Timer timer(env);
     std::mt19937 draw(20261201u);
 
     const RunInfo info = describe_run(env, quick, RunOptions{});
     std::printf("gpk-bench --tune: %zu points on %s, ops:", grid.size(), info.device.c_str());
     for (int op : ops) std::printf(" %s", tn::op_word(op));
+    if (!classes.empty()) {
+        std::printf(", dtypes:");
+        for (int d : classes) std::printf(" %s", tn::dtype_word(d));
+    }
     std::printf("\n");
     std::fflush(stdout);
 
@@ -470,7 +608,7 @@ int run_tune(Env &env, const TuneOptions &opt) {
             gpk_variant_count(env.ctx, p.op, &count);
             for (int i = 0; i < count; ++i) names[p.op].emplace_back(gpk_variant_name(env.ctx, p.op, i));
         }
-        arrays.fill(p.dtype < 0 ? GPK_F32 : p.dtype);
+        arrays.fill(p.dtype < 0 ? GPK_F32 : ab_dtype(p.dtype));
         gpk_set_math_mode(env.ctx, p.math);
         std::set<int> skip, hopeless;
         for (const auto &[at, rungs] : hopeless_at[p.klass()])

@@ -14,7 +14,17 @@ struct TuneOptions {
     std::string path;      // the table to write
     std::vector<int> ops;  // GPK_OP_*; empty: every op
     bool quick = false;    // a small grid, for a smoke test (the host backend always)
+    // --dtype's words: the dtype classes to measure (empty: every class, and pi). The
+    // table's words (f32, f64, i32, i64, f16, bf16, fp8_block, half_f32; f32 is both of
+    // its math modes), and fp8: both FP8 classes, or with --scaling tensor or block the
+    // per-tensor (table word fp8) or the block-scaled one alone.
+    std::vector<std::string> dtypes;
+    bool scale_tensor = false, scale_block = false;  // --scaling
 };
+
+// The table's dtype classes (GPK_* and gpk::kGemm*, libgpk/ops.hpp) that opt.dtypes
+// names; false with *error when a word names none.
+bool tune_classes(const TuneOptions &opt, std::vector<int> *classes, std::string *error);
 
 // Times every rung of the chosen ops at every point of the grid on env.ctx and
 // writes the table. Returns the exit status: 0, or 1 when the table could not be
