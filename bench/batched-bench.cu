@@ -16,6 +16,8 @@
 // per operand, beta == 0 (C written once, not read): each rung, cuBLAS and a
 // device-to-device copy, median of 10 timed with events; each rung's result is
 // compared with cuBLAS's.
+#include "bench-common.cuh"
+
 #include <gpk/gpk.h>
 
 #include <cuda_runtime.h>
@@ -28,15 +30,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-#define CK(x)                                                                                           \
-    do {                                                                                                \
-        cudaError_t e_ = (x);                                                                           \
-        if (e_ != cudaSuccess) {                                                                        \
-            std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));     \
-            std::exit(1);                                                                               \
-        }                                                                                               \
-    } while (0)
 
 static gpk_context *g_ctx = nullptr;
 
@@ -71,7 +64,15 @@ struct Rung {
     }
 };
 
-static std::vector<Rung> rungs() { return {{"cublas"}, {"thread_product"}, {"staged"}, {"prefetch"}, {"dmma"}}; }
+// The batched ladder's rungs as the library lists them, in ladder order (the vendor's
+// first): a new rung is checked and timed here without a change to this file.
+static std::vector<Rung> rungs() {
+    int count = 0;
+    if (gpk_variant_count(g_ctx, GPK_OP_GEMM_BATCHED, &count) != GPK_SUCCESS) count = 0;
+    std::vector<Rung> all;
+    for (int i = 0; i < count; ++i) all.push_back({gpk_variant_name(g_ctx, GPK_OP_GEMM_BATCHED, i)});
+    return all;
+}
 
 // ---- reference ---------------------------------------------------------------------
 
@@ -364,24 +365,12 @@ __global__ void diff_kernel(const void *X, const void *Y, bool f64, int64_t n, u
 
 template <class F>
 static float median_ms(F f, int reps) {
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
+    bench::Events events;
     f(), f();
     CK(cudaDeviceSynchronize());
     std::vector<float> t;
-    for (int r = 0; r < reps; ++r) {
-        CK(cudaEventRecord(a));
-        f();
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        t.push_back(ms);
-    }
-    std::sort(t.begin(), t.end());
-    cudaEventDestroy(a), cudaEventDestroy(b);
-    return t[t.size() / 2];
+    for (int r = 0; r < reps; ++r) t.push_back(events.time(f));
+    return bench::median(t);
 }
 
 // sizes: ",n,n,...," to time only those n ("" for all).
@@ -467,17 +456,12 @@ static void run_timing(bool quick, const std::string &sizes) {
 }
 
 int main(int argc, char **argv) {
-    const std::string mode = argc > 1 ? argv[1] : "all";
-    const bool quick = argc > 2 && std::string(argv[2]) == "quick";
+    const bench::Args args{argc, argv};
+    const std::string mode = args.mode();
+    const bool quick = args.word(2) == "quick";
     // time F32,F64,64,128: only those dtypes and sizes.
-    const std::string sizes = argc > 2 && !quick ? "," + std::string(argv[2]) + "," : "";
-    if (gpk_create(&g_ctx, GPK_BACKEND_CUDA, 0) != GPK_SUCCESS) {
-        std::fprintf(stderr, "gpk_create: %s\n", gpk_last_error(nullptr));
-        return 1;
-    }
-    cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, 0));
-    std::printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+    const std::string sizes = args.has(2) && !quick ? "," + args.word(2) + "," : "";
+    g_ctx = bench::open_gpu();
     int fails = 0;
     if (mode == "check" || mode == "all") fails = run_checks(quick);
     if (mode == "time" || mode == "all") run_timing(quick, sizes);

@@ -16,6 +16,8 @@
 // tile configuration of rung 12, not only its choice). noise: BF16 1024^3 NN, rung 12
 // and cublasGemmEx alternately, each timed call started in each of several ways
 // (start_call): the spread of each and which calls came out slow.
+#include "bench-common.cuh"
+
 #include <gpk/gpk.h>
 
 #include <cublas_v2.h>
@@ -43,14 +45,6 @@ namespace ws12 = gpk::cuda::tc::ws12;
 enum class Dtype : int { F16 = 0, BF16 = 1, TF32 = 2 };
 static size_t elem_size(Dtype d) { return d == Dtype::TF32 ? 4 : 2; }
 
-#define CK(x)                                                                                         \
-    do {                                                                                              \
-        cudaError_t e_ = (x);                                                                         \
-        if (e_ != cudaSuccess) {                                                                      \
-            std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            std::exit(2);                                                                             \
-        }                                                                                             \
-    } while (0)
 #define GK(x)                                                                                      \
     do {                                                                                           \
         gpk_status s_ = (x);                                                                       \
@@ -414,10 +408,7 @@ static void run_checks() {
 static cublasHandle_t g_cublas;
 static bool g_all_tiles = false;  // time every tile configuration of rung 12, not only its choice
 
-static float median(std::vector<float> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
+using bench::median;
 
 // How a timed call starts: the flush and what follows it, one way for the timings below
 // and several for the noise mode.
@@ -472,9 +463,7 @@ static void flush_l2() { start_call(kFlushThenKernel); }
 template <class F, class G>
 static void time_pair(F &&f, G &&g, float *tf, float *tg, int reps = 15) {
     if (const char *r = std::getenv("GPK_TC_REPS")) reps = std::atoi(r);
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
+    bench::Events events;
     for (int i = 0; i < 3; ++i) {
         f();
         g();
@@ -488,17 +477,12 @@ static void time_pair(F &&f, G &&g, float *tf, float *tg, int reps = 15) {
             if (w == 0) f();
             else g();
             flush_l2();
-            CK(cudaEventRecord(a));
-            if (w == 0) f();
-            else g();
-            CK(cudaEventRecord(b));
-            CK(cudaEventSynchronize(b));
-            float ms;
-            CK(cudaEventElapsedTime(&ms, a, b));
+            const float ms = events.time([&] {
+                if (w == 0) f();
+                else g();
+            });
             (w == 0 ? t1 : t2).push_back(ms);
         }
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
     *tf = median(t1);
     *tg = median(t2);
 }
@@ -506,25 +490,15 @@ static void time_pair(F &&f, G &&g, float *tf, float *tg, int reps = 15) {
 template <class F>
 static float time_ms(F &&f, int reps = 10) {
     if (const char *r = std::getenv("GPK_TC_REPS")) reps = std::atoi(r);
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
+    bench::Events events;
     for (int i = 0; i < 3; ++i) f();
     CK(cudaDeviceSynchronize());
     std::vector<float> t;
     for (int i = 0; i < reps; ++i) {
         f();
         flush_l2();
-        CK(cudaEventRecord(a));
-        f();
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        t.push_back(ms);
+        t.push_back(events.time(f));
     }
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
     return median(t);
 }
 
@@ -662,9 +636,7 @@ static void run_noise(int reps, int use_stream) {
     use(kRungs[1], d);
     const Call c{d, false, false, false, m, n, k, alpha, beta, A, m, B, k, C, m};
     auto ours = [&] { GK(gemm(c)); };
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
+    bench::Events events;
     static const char *names[] = {"memset", "write kernel", "read kernel", "memset+empty", "memset+memset4"};
     for (int how = 0; how < 5; ++how) {
         std::vector<float> t[2];
@@ -673,12 +645,7 @@ static void run_noise(int reps, int use_stream) {
                 const int v = (i & 1) ? 1 - w : w;  // alternate which goes first
                 v == 0 ? ours() : cub();
                 start_call(how);
-                CK(cudaEventRecord(a, g_stream));
-                v == 0 ? ours() : cub();
-                CK(cudaEventRecord(b, g_stream));
-                CK(cudaEventSynchronize(b));
-                float ms;
-                CK(cudaEventElapsedTime(&ms, a, b));
+                const float ms = events.time([&] { v == 0 ? ours() : cub(); }, g_stream);
                 t[v].push_back(ms * 1e3f);
             }
         float med[2], mean[2], lo10[2];
@@ -715,8 +682,6 @@ static void run_noise(int reps, int use_stream) {
         }
         std::fflush(stdout);
     }
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
     cudaFree(A);
     cudaFree(B);
     cudaFree(C);
@@ -745,37 +710,36 @@ static void run_timing() {
 }
 
 int main(int argc, char **argv) {
-    const std::string what = argc > 1 ? argv[1] : "all";
-    cudaDeviceProp p;
-    CK(cudaGetDeviceProperties(&p, 0));
-    std::printf("device: %s, %d SMs, cc %d.%d\n", p.name, p.multiProcessorCount, p.major, p.minor);
-    GK(gpk_create(&g_ctx, GPK_BACKEND_CUDA, 0));
+    const bench::Args args{argc, argv};
+    const std::string what = args.mode();
+    g_ctx = bench::open_gpu();
     // one <tiles mode> <m> <n> <k> <row_major> <ta> <tb> <dtype 0 F16, 1 BF16, 2 TF32> [beta [pad]]
     // (beta 0 with an even pad takes rung 12's TMA-store epilogue)
-    if (what == "one" && argc >= 10) {
-        ws12::tile_mode = std::atoi(argv[2]);
-        const float beta = argc >= 11 ? float(std::atof(argv[10])) : 0.5f;
-        const int64_t pad = argc >= 12 ? std::atoll(argv[11]) : 3;
-        Case c{std::atoll(argv[3]), std::atoll(argv[4]), std::atoll(argv[5]), std::atoi(argv[6]) != 0,
-               std::atoi(argv[7]) != 0, std::atoi(argv[8]) != 0, pad, 1.0f, beta, false};
+    if (what == "one" && args.has(9)) {
+        ws12::tile_mode = int(args.integer(2));
+        const float beta = float(args.real(10, 0.5));
+        const int64_t pad = args.integer(11, 3);
+        const Dtype d = Dtype(args.integer(9));
+        Case c{args.integer(3), args.integer(4), args.integer(5), args.integer(6) != 0,
+               args.integer(7) != 0, args.integer(8) != 0, pad, 1.0f, beta, false};
         for (const Rung &r : kRungs)
-            if (r.takes_tf32 || Dtype(std::atoi(argv[9])) != Dtype::TF32) check_case(r, Dtype(std::atoi(argv[9])), c);
+            if (r.takes_tf32 || d != Dtype::TF32) check_case(r, d, c);
         std::printf("one: %d failed\n", g_fail);
         return g_fail ? 1 : 0;
     }
     // shape <dtype 0 F16, 1 BF16, 2 TF32> <m> <n> <k> <ta> <tb> <pad>: every tile
     // configuration of rung 12 at one column-major shape
     // auto <dtype> <m> <n> <k> <ta> <tb> <pad>: the same with rung 12's own tile choice only
-    if ((what == "shape" || what == "auto") && argc >= 9) {
+    if ((what == "shape" || what == "auto") && args.has(8)) {
         CB(cublasCreate(&g_cublas));
         g_all_tiles = what == "shape";
-        time_shape(Dtype(std::atoi(argv[2])), std::atoll(argv[3]), std::atoll(argv[4]), std::atoll(argv[5]),
-                   std::atoi(argv[6]) != 0, std::atoi(argv[7]) != 0, std::atoll(argv[8]), false);
+        time_shape(Dtype(args.integer(2)), args.integer(3), args.integer(4), args.integer(5), args.integer(6) != 0,
+                   args.integer(7) != 0, args.integer(8), false);
         CB(cublasDestroy(g_cublas));
         return 0;
     }
     if (what == "noise") {
-        run_noise(argc > 2 ? std::atoi(argv[2]) : 300, argc > 3 ? std::atoi(argv[3]) : 0);
+        run_noise(int(args.integer(2, 300)), int(args.integer(3, 0)));
         return 0;
     }
     if (what == "check" || what == "all") {
