@@ -358,6 +358,64 @@ void lookup(Suite &suite) {
     }
 }
 
+// gpk_gemm_ex's and gpk_gemm_blockscaled's calls, as api.cpp hands them to dispatch
+// (GemmArgs::dtype their class, each operand's dtype beside it), key on their class,
+// each operand's alignment in its own element size, and "auto" takes the rung their
+// class's row lists: the rows gpk-bench --tune measures for them (apps/bench/tune.cpp).
+void gemm_ex_lookup(Suite &suite) {
+    Case c(suite, "tuning: gpk_gemm_ex's calls take the rows of their own class");
+    const int vendor = 0, a = 1, b = 2, cc = 3;
+    const std::string rows =
+        "gemm\tbf16\tdefault\ttn\ta16\t4096x4096x4096\ta,vendor\n"
+        "gemm\tfp8\tdefault\ttn\ta16\t4096x4096x4096\tb,vendor\n"
+        "gemm\tfp8\tdefault\ttn\tu\t4096x4096x4096\tc,b\n"
+        "gemm\tfp8\tdefault\tnn\ta16\t4096x4096x4096\ta,b\n"
+        "gemm\tfp8_block\tdefault\ttn\ta16\t4096x4096x4096\tc,b\n"
+        "gemm\thalf_f32\tdefault\ttn\ta16\t4096x4096x4096\tvendor,a\n";
+    tn::Table t;
+    std::string error;
+    if (!parse(header() + rows, &t, &error)) {
+        c.fail("refused: %s", error.c_str());
+        return;
+    }
+    alignas(16) static unsigned char buf[64];
+    // E4M3 x E4M3 -> BF16, TN (op(A) = A^T: A is k x m), 4096^3, every ld whole vectors.
+    gpk::GemmArgs fp8{gpk::kGemmFp8, true, false, 4096, 4096, 4096, 1.0, buf, 4096, buf, 4096, 0.0, buf, 4096};
+    fp8.a_dtype = fp8.b_dtype = GPK_F8E4M3, fp8.c_dtype = GPK_BF16;
+    const auto check = [&](const char *what, const gpk::GemmArgs &g, int want, const char *klass,
+                           std::vector<int> refused = {}) {
+        const tn::Key key = tn::key_of(g, GPK_MATH_DEFAULT);
+        if (tn::class_text(key) != klass) c.fail("%s: class '%s', expected '%s'", what, tn::class_text(key).c_str(), klass);
+        const int got = chosen(&t, key, refused);
+        if (got != want) c.fail("%s: rung %d, expected %d", what, got, want);
+    };
+    check("FP8 TN aligned", fp8, b, "gemm\tfp8\tdefault\ttn\ta16");
+    check("FP8 TN aligned, b refusing", fp8, vendor, "gemm\tfp8\tdefault\ttn\ta16", {b});
+    gpk::GemmArgs g = fp8;
+    g.a_dtype = GPK_F8E5M2;
+    check("E5M2 x E4M3: the same class", g, b, "gemm\tfp8\tdefault\ttn\ta16");
+    g = fp8, g.m = g.n = g.k = 1000;
+    check("FP8 TN 1000^3: its class's nearest", g, b, "gemm\tfp8\tdefault\ttn\ta16");
+    // 4104 one-byte elements are not whole 16-byte vectors (they would be at 2 bytes).
+    g = fp8, g.lda = 4104;
+    check("FP8 lda 4104", g, cc, "gemm\tfp8\tdefault\ttn\tu");
+    g = fp8, g.ldc = 4097;
+    check("FP8 odd ldc (BF16 C)", g, cc, "gemm\tfp8\tdefault\ttn\tu");
+    g = fp8, g.transa = false;
+    check("FP8 NN", g, a, "gemm\tfp8\tdefault\tnn\ta16");
+    g = fp8, g.transa = false, g.transb = true;
+    check("FP8 NT: no row of its class, the ladder's default", g, vendor, "gemm\tfp8\tdefault\tnt\ta16");
+    g = fp8, g.dtype = gpk::kGemmFp8Blockscaled;
+    static const float scales[4] = {1, 1, 1, 1};
+    g.scale_a = g.scale_b = scales;
+    check("block-scaled FP8", g, cc, "gemm\tfp8_block\tdefault\ttn\ta16");
+    check("block-scaled FP8, c refusing", g, b, "gemm\tfp8_block\tdefault\ttn\ta16", {cc});
+    g = fp8, g.dtype = gpk::kGemmHalfF32, g.a_dtype = g.b_dtype = GPK_BF16, g.c_dtype = GPK_F32;
+    check("BF16 x BF16 -> F32", g, vendor, "gemm\thalf_f32\tdefault\ttn\ta16");
+    g = fp8, g.dtype = GPK_BF16, g.a_dtype = g.b_dtype = g.c_dtype = -1;
+    check("BF16 gpk_gemm beside them", g, a, "gemm\tbf16\tdefault\ttn\ta16");
+}
+
 // ---- the shipped tables -------------------------------------------------------------
 
 std::string read_file(const std::string &path) {
@@ -544,7 +602,17 @@ const std::vector<std::string> &rungs_of(int op) {
     }
 }
 
-size_t elem(int dtype) { return dtype == GPK_F16 || dtype == GPK_BF16 ? 2 : dtype == GPK_F64 || dtype == GPK_I64 ? 8 : 4; }
+size_t elem(int dtype) {
+    if (dtype == GPK_F8E4M3) return 1;
+    return dtype == GPK_F16 || dtype == GPK_BF16 ? 2 : dtype == GPK_F64 || dtype == GPK_I64 ? 8 : 4;
+}
+
+// A gemm class's operands as gpk-bench --tune times them: gpk_gemm_ex's FP8 classes
+// E4M3 into BF16 C, half_f32 BF16 into F32 C; otherwise the class's dtype.
+bool fp8_class(int dtype) { return dtype == gpk::kGemmFp8 || dtype == gpk::kGemmFp8Blockscaled; }
+int ab_of(int dtype) { return fp8_class(dtype) ? GPK_F8E4M3 : dtype == gpk::kGemmHalfF32 ? GPK_BF16 : dtype; }
+int c_of(int dtype) { return fp8_class(dtype) ? GPK_BF16 : dtype == gpk::kGemmHalfF32 ? GPK_F32 : dtype; }
+constexpr size_t kScaleBytes = size_t(16) << 20;  // the block scales' array (arrays[3]), all ones
 
 // Leading dimensions as gpk-bench --tune makes them (apps/bench/tune.cpp): whole
 // 16-byte vectors for a16, odd for u.
@@ -554,21 +622,32 @@ int64_t ld_for(int64_t rows, size_t es, bool aligned) {
     return (rows + v - 1) / v * v;
 }
 
-// One call at the row's point, device arrays, as the tuner made it; *bytes the largest
-// array it needs (nothing is called when `arrays` is null).
+// One call at the row's point, device arrays, as the tuner made it (arrays[3]: block
+// scales); *bytes the largest array it needs (nothing is called when `arrays` is null).
 gpk_status call_at(gpk_context *ctx, const tn::Key &k, char *const *arrays, size_t *bytes) {
     const size_t es = elem(k.dtype);
     const bool al = k.align == tn::kAligned;
     const int64_t *d = k.dims;
     if (k.op == GPK_OP_GEMM || k.op == GPK_OP_GEMM_BATCHED) {
+        const size_t es_ab = elem(ab_of(k.dtype)), es_c = elem(c_of(k.dtype));
         const bool ta = k.layout & 2, tb = k.layout & 1;
-        const int64_t lda = ld_for(ta ? d[2] : d[0], es, al), ldb = ld_for(tb ? d[1] : d[2], es, al);
-        const int64_t ldc = ld_for(d[0], es, al);
+        const int64_t lda = ld_for(ta ? d[2] : d[0], es_ab, al), ldb = ld_for(tb ? d[1] : d[2], es_ab, al);
+        const int64_t ldc = ld_for(d[0], es_c, al);
         const int64_t sa = lda * (ta ? d[0] : d[2]), sb = ldb * (tb ? d[2] : d[1]), sc = ldc * d[1];
         const int64_t batch = k.op == GPK_OP_GEMM_BATCHED ? d[3] : 1;
-        *bytes = static_cast<size_t>(std::max({sa, sb, sc}) * batch) * es;
+        *bytes = static_cast<size_t>(std::max({sa * int64_t(es_ab), sb * int64_t(es_ab), sc * int64_t(es_c)}) * batch);
+        const int64_t kb = (d[2] + 127) / 128, scale_floats = std::max(d[0], (d[1] + 127) / 128) * kb;
+        if (k.dtype == gpk::kGemmFp8Blockscaled && static_cast<size_t>(scale_floats) * 4 > kScaleBytes)
+            *bytes = SIZE_MAX;  // not sampled
         if (arrays == nullptr) return GPK_SUCCESS;
         const int t_a = ta ? GPK_TRANS : GPK_NO_TRANS, t_b = tb ? GPK_TRANS : GPK_NO_TRANS;
+        const float *scales = reinterpret_cast<const float *>(arrays[3]);
+        if (k.dtype == gpk::kGemmFp8Blockscaled)
+            return gpk_gemm_blockscaled(ctx, GPK_COL_MAJOR, t_a, t_b, d[0], d[1], d[2], 1.0, GPK_F8E4M3, arrays[0], lda,
+                                        scales, GPK_F8E4M3, arrays[1], ldb, scales, 0.0, GPK_BF16, arrays[2], ldc);
+        if (gpk::is_gemm_ex_class(k.dtype))
+            return gpk_gemm_ex(ctx, GPK_COL_MAJOR, t_a, t_b, d[0], d[1], d[2], 1.0, ab_of(k.dtype), arrays[0], lda,
+                               ab_of(k.dtype), arrays[1], ldb, 0.0, c_of(k.dtype), arrays[2], ldc);
         if (k.op == GPK_OP_GEMM)
             return gpk_gemm(ctx, k.dtype, GPK_COL_MAJOR, t_a, t_b, d[0], d[1], d[2], 1.0, arrays[0], lda, arrays[1], ldb,
                             0.0, arrays[2], ldc);
@@ -601,12 +680,18 @@ void on_gpu(Suite &suite, const std::vector<std::string> &files, size_t shipped)
     const tn::DeviceKind kind{prop.name, std::to_string(prop.major) + "." + std::to_string(prop.minor),
                               std::to_string(prop.multiProcessorCount)};
     constexpr size_t kMaxBytes = size_t(1) << 30;
-    char *arrays[3] = {nullptr, nullptr, nullptr};
+    char *arrays[4] = {nullptr, nullptr, nullptr, nullptr};
+    const std::vector<float> ones(kScaleBytes / sizeof(float), 1.0f);
     for (char *&a : arrays)
-        if (cudaMalloc(&a, kMaxBytes) != cudaSuccess) {
+        if (cudaMalloc(&a, &a == &arrays[3] ? kScaleBytes : kMaxBytes) != cudaSuccess) {
             std::printf("test_tuning: no room for 3 GiB of arrays on the GPU: the sample is skipped\n");
+            for (char *p : arrays) cudaFree(p);
             return;
         }
+    if (cudaMemcpy(arrays[3], ones.data(), kScaleBytes, cudaMemcpyHostToDevice) != cudaSuccess) {
+        Case c(suite, "tuning: the block scales of the sample");
+        c.fail("cudaMemcpy of the block scales failed");
+    }
     int tables = 0;
     for (size_t f = 0; f < files.size(); ++f) {
         const std::string &file = files[f];
@@ -676,6 +761,7 @@ int main(int argc, char **argv) {
         parser(suite);
         keys(suite);
         lookup(suite);
+        gemm_ex_lookup(suite);
         shipped(suite, tables);
         api(suite);
         last_variant(suite);
