@@ -42,7 +42,7 @@ bool same_kind(const DeviceKind &a, const DeviceKind &b) {
 }
 
 // The built-in tables, one per device kind, each merged from its files. Parsed once;
-// a file that does not parse (tests/test_tuning.cpp checks every one) is left out.
+// a file that does not parse (tests/tuning/test_tuning.cpp checks every one) is left out.
 const std::vector<std::shared_ptr<const Table>> &builtins() {
     static const std::vector<std::shared_ptr<const Table>> tables = [] {
         std::vector<std::shared_ptr<Table>> merged;

@@ -1,7 +1,7 @@
 // The staging pipeline's plans: how a call on host arrays is cut into chunks, and
 // what device and pinned memory those chunks need (the why of each rule is in
 // pipeline.cpp's opening comment). Pure arithmetic on sizes and limits -- no CUDA,
-// no context -- so that the host test suite checks it (tests/test_planner.cpp).
+// no context -- so that the host test suite checks it (tests/staging/test_planner.cpp).
 // executor.cpp provisions a plan's Needs and runs its chunks; pipeline.cpp joins the two.
 #pragma once
 

@@ -1,7 +1,7 @@
 // The summation order of the memory-bound gemm rungs (13_skinny, 14_gram), written once
 // for the kernels (membound_kernel.cuh) and for the host, where a stand-in of it is
-// tested without a GPU (tests/test_membound_order.cpp) and where the GPU tests compare
-// the kernels' F32 and F64 results with it bit for bit (tests/test_membound.cpp).
+// tested without a GPU (tests/gemm/test_membound_order.cpp) and where the GPU tests compare
+// the kernels' F32 and F64 results with it bit for bit (tests/gemm/test_membound.cpp).
 //
 // Both rungs see a call as out(p, q) = sum over k of W(p, k) X(k, q): W the operand
 // with the long side (p < L), X the one with the short side (q < s). Every element is

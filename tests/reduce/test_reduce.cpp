@@ -3,7 +3,7 @@
 // plus NaN propagation, n == 0, run-to-run determinism and the result's width.
 // F16 and BF16 inputs are the test's own roundings of random doubles; their sums
 // accumulate in F32 (unit roundoff 2^-24) and come back as a float.
-#include "harness.hpp"
+#include "../harness.hpp"
 
 #include <algorithm>
 #include <type_traits>

@@ -7,9 +7,9 @@
 // gpk_pi_range: ranges that split [0, samples) add up to gpk_pi's hits in every
 // variant, whatever residue mod 3 they start and end at, and a range anywhere in the
 // 64-bit sequence counts what the definition puts there.
-#include "harness.hpp"
+#include "../harness.hpp"
 
-#include "../libgpk/common/philox.hpp"
+#include "../../libgpk/common/philox.hpp"
 
 #include <algorithm>
 #include <initializer_list>

@@ -7,7 +7,7 @@
 // The data are small integers, so every result is exact whatever the summation
 // order, the variant or the thread: each is compared with a reference computed
 // here, element for element.
-#include "harness.hpp"
+#include "../harness.hpp"
 
 #include <algorithm>
 #include <condition_variable>

@@ -5,7 +5,7 @@
 // and not disturb a call that needs no new memory. Once the memory is given back, the
 // same context must compute every op right: a failed call leaves its stream and
 // workspace whole. The CUDA backend only; skipped (77) without a usable GPU.
-#include "harness.hpp"
+#include "../harness.hpp"
 
 namespace {
 

@@ -3,7 +3,7 @@
 // finish, and the verdict must be the whole call's -- the same pass or fail, the same
 // element named, the same tolerance -- however the call was cut. Each rule is checked
 // on whole arrays and on the same arrays cut into tiles given in a shuffled order.
-#include "harness.hpp"
+#include "../harness.hpp"
 
 #include "context.hpp"
 #include "validation.hpp"

@@ -1,6 +1,6 @@
 // Every argument rule of the API: the exact status, a message that names the
 // parameter (on the context and on the thread), and outputs left as they were.
-#include "harness.hpp"
+#include "../harness.hpp"
 
 #include <dlfcn.h>
 

@@ -5,7 +5,7 @@
 // chunk, each chunk within its lane's buffers and the slots, the plan within the
 // device budget (the device_bytes cap included), panels as the rules align them, and
 // a plan that does not fit reported with a need above the budget.
-#include "harness.hpp"
+#include "../harness.hpp"
 
 #include "cuda/planner.hpp"
 

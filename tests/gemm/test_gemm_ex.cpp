@@ -13,7 +13,7 @@
 // their indices changes the result; and every bad argument, named in gpk_last_error.
 // On the CUDA backend every rung runs every case (those that refuse FP8 by name count
 // as unsupported), with host, device and mixed arrays.
-#include "harness.hpp"
+#include "../harness.hpp"
 
 #include <cmath>
 #include <string>

@@ -17,7 +17,7 @@
 // `g_corrupt` is set, overwrites element (0, 0) of the C it computed. Validation of
 // host arrays, chunk by chunk through the staging pipeline, must catch that whether
 // cuBLAS is the variant or the checker, and leave the variant's result in C.
-#include "harness.hpp"
+#include "../harness.hpp"
 
 #include <dlfcn.h>
 

@@ -16,9 +16,9 @@
 // dtypes or one its takes function refuses (rungs.def's `checked`); what it must take
 // (rule `must_take`) comes from the ladder's rungs.def, the list the library is built
 // from, and, for the checked rungs whose files promise a least size, from kPromises.
-#include "harness.hpp"
+#include "../harness.hpp"
 
-#include "../libgpk/cuda/ladders.hpp"
+#include "../../libgpk/cuda/ladders.hpp"
 
 #include <algorithm>
 
@@ -41,7 +41,7 @@ struct Rung {
 #define GPK_AUTO(name)
 #define GPK_AUTO_NEVER(name)
 constexpr Rung kCudaRungs[] = {
-#include "../libgpk/cuda/gemm_batched/rungs.def"
+#include "../../libgpk/cuda/gemm_batched/rungs.def"
 };
 #undef GPK_RUNG
 #undef GPK_VENDOR
@@ -49,7 +49,7 @@ constexpr Rung kCudaRungs[] = {
 #define GPK_VENDOR(name) #name
 // The vendor's rung, the one validation checks by a rung of ours.
 constexpr const char *kCudaVendor =
-#include "../libgpk/cuda/gemm_batched/rungs.def"
+#include "../../libgpk/cuda/gemm_batched/rungs.def"
     ;
 #undef GPK_RUNG
 #undef GPK_VENDOR

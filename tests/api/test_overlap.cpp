@@ -6,7 +6,7 @@
 // operand whose last matrix would run past the end, though its first fits. None of
 // these pointers is valid memory, so any access crashes: every case must be refused
 // before one.
-#include "harness.hpp"
+#include "../harness.hpp"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // GPK_ERROR_INVALID_HANDLE for every function, never read freed memory and never
 // reach a live context -- in particular not a newer context that the allocator placed
 // where the destroyed one was -- from any thread.
-#include "harness.hpp"
+#include "../harness.hpp"
 
 #include <atomic>
 #include <set>

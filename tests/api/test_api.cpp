@@ -1,6 +1,6 @@
 // The context and information functions: version, status strings, backends,
 // variant lists, sticky settings, streams, validation mode and last_error.
-#include "harness.hpp"
+#include "../harness.hpp"
 
 #include <set>
 

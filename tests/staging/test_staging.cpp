@@ -9,7 +9,7 @@
 // pipeline too (each chunk checked). On the host backend: the
 // settings are kept and unused, and the trace stays empty. (The argument rules of
 // both functions are in test_errors.)
-#include "harness.hpp"
+#include "../harness.hpp"
 
 #include <algorithm>
 #include <array>

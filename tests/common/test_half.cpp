@@ -10,7 +10,7 @@
 //    between neighbours and the floats next to them, and 2^22 random floats;
 //  - double_to_half / double_to_bf16: rounded once, where rounding through float
 //    twice would miss.
-#include "../libgpk/common/half.hpp"
+#include "../../libgpk/common/half.hpp"
 
 #include <algorithm>
 #include <cinttypes>

@@ -10,7 +10,7 @@
 //    no CUDA error pending for the caller.
 // Then the memory is given back, and the same contexts must compute every op right.
 // The CUDA backend only; skipped (77) without a usable GPU.
-#include "harness.hpp"
+#include "../harness.hpp"
 
 #include <memory>
 

@@ -6,7 +6,7 @@
 // blocks of the shape its bands give; the grid's clusters. The rung's file is included
 // whole: its launcher's calls into the library resolve against the library's objects
 // (bench/meson.build's static archive), nothing of which runs here.
-#include "../libgpk/cuda/gemm/12_wgmma_ws.cu"
+#include "../../libgpk/cuda/gemm/12_wgmma_ws.cu"
 
 #include <cstdint>
 #include <cstdio>

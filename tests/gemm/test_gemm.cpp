@@ -12,7 +12,7 @@
 //    at most (1 + 2^-10)^2 - 1 = 2^-9 + 2^-20 of |a b| (2^-10 per operand allows
 //    hardware that truncates rather than rounds), so (2^-9 + 2^-19) |alpha| sum |a b|
 //    more.
-#include "harness.hpp"
+#include "../harness.hpp"
 
 #include <algorithm>
 

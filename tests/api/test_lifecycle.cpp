@@ -4,7 +4,7 @@
 // (/proc/self/statm), device memory with cudaMemGetInfo; both are taken after a
 // warm-up, so that one-time costs (the OpenMP pool, the CUDA context, lazily loaded
 // kernels) are not counted as growth.
-#include "harness.hpp"
+#include "../harness.hpp"
 
 #include <unistd.h>
 

@@ -3,7 +3,7 @@
 // converted to the dtype; beta == 0 never reads C), so NaN in the caller's C does not
 // leak into the result. Every variant, host arrays (the pipeline), one and several
 // streams, C pageable and device. CUDA backend only (skipped without a GPU).
-#include "harness.hpp"
+#include "../harness.hpp"
 
 #include <vector>
 

@@ -11,7 +11,7 @@
 //   table=  a shipped table (compiled in): parsed on the host; on the GPU of its kind,
 //           the library's built-in table, and sampled
 //   load=   a table to sample on the GPU of its kind only (one just measured)
-#include "harness.hpp"
+#include "../harness.hpp"
 
 #include "tuning.hpp"
 

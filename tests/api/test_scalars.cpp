@@ -5,7 +5,7 @@
 // layouts, host arrays (and device arrays on the CUDA backend). The same for
 // gpk_gemm_strided_batched, whose products follow gpk_gemm's rules: two identical
 // products in a batch, every variant of its ladder.
-#include "harness.hpp"
+#include "../harness.hpp"
 
 namespace {
 

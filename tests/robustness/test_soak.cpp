@@ -18,7 +18,7 @@
 // shapes the warm-up had not. A leak of the library's own (per call or per context)
 // grows again in the replay.
 // The CUDA backend only; skipped (77) without a usable GPU.
-#include "harness.hpp"
+#include "../harness.hpp"
 
 #include <malloc.h>
 

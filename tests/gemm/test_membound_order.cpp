@@ -3,8 +3,8 @@
 // what the header says (rung skinny's on k alone), the host stand-in adds in the order
 // the header describes (written out here by hand for small cases, where a different
 // grouping gives different bits), and its sums stay within the bound of any order.
-// tests/test_membound.cpp compares the kernels with this stand-in bit for bit on the GPU.
-#include "harness.hpp"
+// tests/gemm/test_membound.cpp compares the kernels with this stand-in bit for bit on the GPU.
+#include "../harness.hpp"
 
 #include "cuda/gemm/membound_order.hpp"
 

@@ -1,7 +1,7 @@
 // gpk_transpose conformance: every variant (and "auto") for every dtype, both
 // layouts, tight and padded leading dimensions; elements compared bit for bit and
 // B's padding checked untouched.
-#include "harness.hpp"
+#include "../harness.hpp"
 
 #include <algorithm>
 
