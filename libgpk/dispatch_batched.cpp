@@ -60,16 +60,6 @@ size_t span_bytes(const Storage &s, int64_t stride, int64_t batch, size_t es) {
     return s.span() == 0 ? 0 : static_cast<size_t>((batch - 1) * stride + s.span()) * es;
 }
 
-// Runs rung `index`; under "auto" a rung that refuses the call on this device (the
-// FP64 tensor-core rung below sm_80) gives way to the vendor's, which takes every call.
-gpk_status run_batched_rung(gpk_context &ctx, const Ladder<GemmBatchedCall> &ladder, int index,
-                            const GemmBatchedCall &c) {
-    const gpk_status st = ladder.rungs[index].run(ctx, c);
-    if (st == GPK_ERROR_NOT_SUPPORTED && ctx.variant[GPK_OP_GEMM_BATCHED] < 0 && index != ladder.vendor)
-        return ladder.rungs[ladder.vendor].run(ctx, c);
-    return st;
-}
-
 // Rung `variant`'s C (the caller's matrices) against the checker's (`ref`, packed
 // one product after another), product by product, by gemm's rule (validation.hpp):
 // each product is a gemm of its own, with its own scale and tolerance.
@@ -154,7 +144,7 @@ gpk_status batched_checker(gpk_context &ctx, const Ladder<GemmBatchedCall> &ladd
 gpk_status batched_on_device(gpk_context &ctx, const GemmBatchedCall &c, int index) {
     const Ladder<GemmBatchedCall> &ladder = gemm_batched_ladder(GPK_BACKEND_CUDA);
     const bool validate = ctx.validation && forms_product(c);
-    if (!validate) return run_batched_rung(ctx, ladder, index, c);
+    if (!validate) return ladder.rungs[index].run(ctx, c);
     const size_t es = dtype_size(c.dtype);
     const Storage sc = batched_c(c);
     void *check = nullptr;
@@ -164,7 +154,7 @@ gpk_status batched_on_device(gpk_context &ctx, const GemmBatchedCall &c, int ind
     if (reads_c(c))
         GPK_FORWARD_IF_ERROR(copy_batch(ctx, check, k.ldc, k.stride_c, c.C, c.ldc, c.stride_c, sc, c.batch_count, es,
                                         cudaMemcpyDeviceToDevice));
-    GPK_FORWARD_IF_ERROR(run_batched_rung(ctx, ladder, index, c));
+    GPK_FORWARD_IF_ERROR(ladder.rungs[index].run(ctx, c));
     int ci = -1;
     GPK_FORWARD_IF_ERROR(batched_checker(ctx, ladder, index, c, &ci));
     GPK_FORWARD_IF_ERROR(ci >= 0 ? ladder.rungs[ci].run(ctx, k) : batched_on_host(ctx, k));
@@ -184,17 +174,13 @@ gpk_status gemm_batched_cuda(gpk_context &ctx, const GemmBatchedCall &c, int ind
     // Host arrays through the staging pipeline (cuda/pipeline.cpp), in validation mode
     // too: each chunk is checked there, product by product.
     const Ladder<GemmBatchedCall> &ladder = gemm_batched_ladder(GPK_BACKEND_CUDA);
-    // Under "auto" a rung that refuses the call on this device gives way to the
-    // vendor's (run_batched_rung).
-    const Launcher<GemmBatchedCall> fallback =
-        ctx.variant[GPK_OP_GEMM_BATCHED] < 0 && index != ladder.vendor ? ladder.rungs[ladder.vendor].run : nullptr;
     const bool validate = ctx.validation && forms_product(c);
     int ci = -1;
     if (validate) GPK_FORWARD_IF_ERROR(batched_checker(ctx, ladder, index, c, &ci));
     const cuda::Checker<GemmBatchedCall> check{ci >= 0 ? ladder.rungs[ci].run : batched_on_host,
                                                ladder.rungs[index].name, ci >= 0 ? ladder.rungs[ci].name : "host"};
     auto operand = [](const Storage &s) { return cuda::BatchedOperand{s.inner, s.outer, s.ld}; };
-    return cuda::staged_gemm_batched(ctx, c, ladder.rungs[index].run, fallback, operand(batched_a(c)),
+    return cuda::staged_gemm_batched(ctx, c, ladder.rungs[index].run, operand(batched_a(c)),
                                      operand(batched_b(c)), operand(batched_c(c)), dev_a, dev_b, dev_c,
                                      validate ? &check : nullptr);
 }

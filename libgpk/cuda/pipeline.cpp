@@ -409,7 +409,7 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceA
 // ---- gemm_batched -------------------------------------------------------------------------
 
 gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &user, Launcher<GemmBatchedCall> run,
-                               Launcher<GemmBatchedCall> fallback, const BatchedOperand &sa, const BatchedOperand &sb,
+                               const BatchedOperand &sa, const BatchedOperand &sb,
                                const BatchedOperand &sc, bool dev_a, bool dev_b, bool dev_c,
                                const Checker<GemmBatchedCall> *check) {
     Pipeline *pp = nullptr;
@@ -463,7 +463,7 @@ gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &user, La
     GPK_FORWARD_IF_ERROR(device_budget(ctx, p, &budget));
     const plan::GemmBatchedPlan pl = plan::plan_gemm_batched(g, ctx.staging, budget);
     if (!pl.fits) return too_small(ctx, pl.shortfall, budget);
-    const bool cublas_handle = run == gemm_batched_cublas || fallback == gemm_batched_cublas ||
+    const bool cublas_handle = run == gemm_batched_cublas ||
                                (check != nullptr && check->run == gemm_batched_cublas);
     GPK_FORWARD_IF_ERROR(provision(ctx, p, pl.needs, budget, cublas_handle, false));
 
@@ -553,8 +553,7 @@ gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &user, La
                 if (check != nullptr && read_c)
                     GPK_FORWARD_IF_ERROR(each(kc.C, kc.ldc, kc.stride_c, c.C, c.ldc, c.stride_c,
                                               cudaMemcpyDeviceToDevice));
-                gpk_status st = run(on, c);
-                if (st == GPK_ERROR_NOT_SUPPORTED && fallback != nullptr) st = fallback(on, c);
+                const gpk_status st = run(on, c);
                 if (st != GPK_SUCCESS || check == nullptr) return st;
                 GPK_FORWARD_IF_ERROR(check->run(on, kc));
                 char *host = call.check_of(index);

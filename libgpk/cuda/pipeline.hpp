@@ -62,11 +62,10 @@ struct BatchedOperand {
 // gpk_gemm_strided_batched with at least one of A, B, C in host memory (dev_* say which
 // are device memory, used in place): chunks of whole products on the lanes, A and B as
 // their spans, C as whole lines; a shared operand (stride 0) copied once. `run` is the
-// rung for every chunk; `fallback`, when not null, runs a chunk that `run` refuses
-// ("auto" giving way to the vendor's rung). `check`: validation mode's checker, or
-// null; each product is compared by gemm's rule, as a gemm of its own.
+// rung for every chunk, chosen by its takes for the whole call (a chunk holds whole
+// products of the call's shape). `check`: validation mode's checker, or null; each product is compared by gemm's rule, as a gemm of its own.
 gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &c, Launcher<GemmBatchedCall> run,
-                               Launcher<GemmBatchedCall> fallback, const BatchedOperand &a, const BatchedOperand &b,
+                               const BatchedOperand &a, const BatchedOperand &b,
                                const BatchedOperand &cc, bool dev_a, bool dev_b, bool dev_c,
                                const Checker<GemmBatchedCall> *check);
 
