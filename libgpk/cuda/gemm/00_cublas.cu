@@ -205,10 +205,8 @@ struct LtChoice {
 thread_local LtChoice t_lt_choice;  // plain data: nothing to run when a thread or the library goes
 
 // The descriptors of C = alpha op(A) op(B) + beta C on cuBLASLt's FP8 kernels (the
-// call is TN: A stored k x m, B k x n), and whether cuBLASLt has a kernel for it.
-gpk_status fp8_plan(gpk_context &ctx, const GemmArgs &args, LtObjects &lt, cublasLtMatmulAlgo_t *algo, bool *found) {
-    const cudaDataType_t ta = cuda_type(a_dtype_of(args)), tb = cuda_type(b_dtype_of(args));
-    const cudaDataType_t tc = cuda_type(c_dtype_of(args));
+// call is TN: A stored k x m, B k x n).
+gpk_status fp8_describe(gpk_context &ctx, const GemmArgs &args, LtObjects &lt) {
     GPK_FORWARD_IF_ERROR(cublas_lt(ctx, &lt.handle));
     GPK_CUBLAS_TRY(ctx, cublasLtMatmulDescCreate(&lt.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     const cublasOperation_t opT = CUBLAS_OP_T, opN = CUBLAS_OP_N;
@@ -218,15 +216,23 @@ gpk_status fp8_plan(gpk_context &ctx, const GemmArgs &args, LtObjects &lt, cubla
     // contract's bound.
     const int8_t fast = 0;
     GPK_CUBLAS_TRY(ctx, cublasLtMatmulDescSetAttribute(lt.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
-    GPK_CUBLAS_TRY(ctx, cublasLtMatrixLayoutCreate(&lt.a, ta, args.k, args.m, args.lda));
-    GPK_CUBLAS_TRY(ctx, cublasLtMatrixLayoutCreate(&lt.b, tb, args.k, args.n, args.ldb));
-    GPK_CUBLAS_TRY(ctx, cublasLtMatrixLayoutCreate(&lt.c, tc, args.m, args.n, args.ldc));
+    GPK_CUBLAS_TRY(ctx, cublasLtMatrixLayoutCreate(&lt.a, cuda_type(a_dtype_of(args)), args.k, args.m, args.lda));
+    GPK_CUBLAS_TRY(ctx, cublasLtMatrixLayoutCreate(&lt.b, cuda_type(b_dtype_of(args)), args.k, args.n, args.ldb));
+    GPK_CUBLAS_TRY(ctx, cublasLtMatrixLayoutCreate(&lt.c, cuda_type(c_dtype_of(args)), args.m, args.n, args.ldc));
+    return GPK_SUCCESS;
+}
 
+// Whether cuBLASLt has an FP8 kernel for the call, and which: its heuristic's answer,
+// asked once for a run of like calls (the descriptors are made only then).
+gpk_status fp8_algo(gpk_context &ctx, const GemmArgs &args, cublasLtMatmulAlgo_t *algo, bool *found) {
     LtChoice want;
-    want.device = ctx.device, want.ta = ta, want.tb = tb, want.tc = tc;
+    want.device = ctx.device, want.ta = cuda_type(a_dtype_of(args)), want.tb = cuda_type(b_dtype_of(args));
+    want.tc = cuda_type(c_dtype_of(args));
     want.m = args.m, want.n = args.n, want.k = args.k, want.lda = args.lda, want.ldb = args.ldb, want.ldc = args.ldc;
     want.align[0] = alignment_of(args.A), want.align[1] = alignment_of(args.B), want.align[2] = alignment_of(args.C);
     if (!t_lt_choice.same(want)) {
+        LtObjects lt;
+        GPK_FORWARD_IF_ERROR(fp8_describe(ctx, args, lt));
         GPK_CUBLAS_TRY(ctx, cublasLtMatmulPreferenceCreate(&lt.pref));
         GPK_CUBLAS_TRY(ctx, cublasLtMatmulPreferenceSetAttribute(lt.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                                   &kLtWorkspace, sizeof kLtWorkspace));
@@ -253,17 +259,18 @@ gpk_status fp8_plan(gpk_context &ctx, const GemmArgs &args, LtObjects &lt, cubla
     return GPK_SUCCESS;
 }
 
-// The FP8 product on cuBLASLt; the rung's takes has asked fp8_plan already, so a
+// The FP8 product on cuBLASLt; the rung's takes has asked fp8_algo already, so a
 // shape without a kernel never gets here from "auto".
 gpk_status fp8_lt(gpk_context &ctx, const GemmArgs &args) {
     const float alpha = static_cast<float>(args.alpha), beta = static_cast<float>(args.beta);
+    cublasLtMatmulAlgo_t algo{};
+    bool found = false;
+    GPK_FORWARD_IF_ERROR(fp8_algo(ctx, args, &algo, &found));
+    if (!found) return refuse(ctx, "gemm", "cublas", "cuBLASLt has no FP8 kernel for this shape, dtypes and alignment");
     void *work = nullptr;
     GPK_FORWARD_IF_ERROR(buffer(ctx, Slot::Scratch, kLtWorkspace, &work));
     LtObjects lt;
-    cublasLtMatmulAlgo_t algo{};
-    bool found = false;
-    GPK_FORWARD_IF_ERROR(fp8_plan(ctx, args, lt, &algo, &found));
-    if (!found) return refuse(ctx, "gemm", "cublas", "cuBLASLt has no FP8 kernel for this shape, dtypes and alignment");
+    GPK_FORWARD_IF_ERROR(fp8_describe(ctx, args, lt));
     GPK_CUBLAS_TRY(ctx, cublasLtMatmul(lt.handle, lt.op, &alpha, args.A, lt.a, args.B, lt.b, &beta, args.C, lt.c,
                                        args.C, lt.c, &algo, work, kLtWorkspace, stream(ctx)));
     return GPK_SUCCESS;
@@ -311,10 +318,9 @@ gpk_status gemm_cublas_takes(gpk_context &ctx, const GemmArgs &args, const char 
     if (*why_not != nullptr) return GPK_SUCCESS;
     // Whether cuBLASLt has a kernel for the shape is its heuristic's answer alone:
     // asked here, so that "auto" moves on to the next rung before anything runs.
-    LtObjects lt;
     cublasLtMatmulAlgo_t algo{};
     bool found = false;
-    GPK_FORWARD_IF_ERROR(fp8_plan(ctx, args, lt, &algo, &found));
+    GPK_FORWARD_IF_ERROR(fp8_algo(ctx, args, &algo, &found));
     if (!found) *why_not = "cuBLASLt has no FP8 kernel for this shape, dtypes and alignment";
     return GPK_SUCCESS;
 }
