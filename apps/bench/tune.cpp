@@ -5,7 +5,8 @@
 // "a16", or made odd, "u"; for reduce, x one element off 16 bytes):
 //   gemm          f32, tf32, f64, f16, bf16 x nn, nt, tn, tt x a16, u, at m x n x k =
 //                 128^3, 512^3, 1024^3, 2048^3, 4096^3, 8192^3 (powers of two),
-//                 3000^3, 7000^3 (not), 2560^2 x 640 and 8192^2 x 1024 (short k,
+//                 1536^3, 3000^3, 5120^3, 6144^3, 7000^3 (not: where a tile's last
+//                 wave fills otherwise), 2560^2 x 640 and 8192^2 x 1024 (short k,
 //                 partial waves), 12288 x 1024 x 1024 and 1024 x 12288 x 1024 (oblong),
 //                 1024^2 x 8192 (long k), 16 x 8192 x 8192 and 8192 x 16 x 8192
 //                 (skinny), 64 x 64 x 2^20 (a Gram product);
@@ -17,7 +18,8 @@
 //                 1 x 128 of A's rows and 128 x 128 of B, all ones) at 2048^3, 4096^3,
 //                 8192^3 and 4096 x 7168 x 16384; half_f32 (BF16 x BF16 -> F32; F16
 //                 inputs are of the same class) at 1024^3, 4096^3 and 8192^3
-//   gemm_batched  the same classes, n^3 products for n = 4 .. 512 (powers of two) and
+//   gemm_batched  the same classes, n^3 products for n = 4 .. 512 (powers of two and
+//                 the sizes halfway between, 6 .. 384) and
 //                 32^2 x 256, 256^2 x 32, as many as fill 2 MiB per operand and as many
 //                 as fill 256 MiB
 //   reduce        f32 f64 i32 i64 f16 bf16 x a16, u; 2^10 .. 2^28 (by 4x up to 2^18,
@@ -196,13 +198,19 @@ void add_gemm_like(std::vector<Point> &grid, int op, bool quick, const std::vect
     if (op == GPK_OP_GEMM) {
         shapes = quick ? Shapes{{16, 16, 16}, {64, 48, 80}, {8, 96, 200}}
                        : Shapes{{128, 128, 128},    {512, 512, 512},     {1024, 1024, 1024}, {2048, 2048, 2048},
-                                {4096, 4096, 4096}, {8192, 8192, 8192},  {3000, 3000, 3000}, {7000, 7000, 7000},
+                                {4096, 4096, 4096}, {8192, 8192, 8192},  {1536, 1536, 1536}, {3000, 3000, 3000},
+                                {5120, 5120, 5120}, {6144, 6144, 6144},  {7000, 7000, 7000},
                                 {2560, 2560, 640},  {8192, 8192, 1024},  {12288, 1024, 1024}, {1024, 12288, 1024},
                                 {1024, 1024, 8192}, {16, 8192, 8192},    {8192, 16, 8192},   {64, 64, 1 << 20}};
     } else {
         if (quick) shapes = {{4, 4, 4}, {16, 8, 12}};
         else {
-            for (int64_t n = 4; n <= 512; n *= 2) shapes.push_back({n, n, n});
+            // Powers of two and the sizes halfway between (6, 12, ..., 384): the rungs'
+            // order turns between neighbours (a tile or a warp filled or not).
+            for (int64_t n = 4; n <= 512; n *= 2) {
+                shapes.push_back({n, n, n});
+                if (n < 512) shapes.push_back({n * 3 / 2, n * 3 / 2, n * 3 / 2});
+            }
             shapes.push_back({32, 32, 256});
             shapes.push_back({256, 256, 32});
         }
