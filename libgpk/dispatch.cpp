@@ -5,11 +5,10 @@
 #include "context.hpp"
 #include "host/host.hpp"
 #include "cuda/ladders.hpp"
-#include "cuda/pipeline.hpp"
-#include "cuda/planner.hpp"
 #include "cuda/resources.hpp"
 #include "registry.hpp"
 #include "scalars.hpp"
+#include "staging/pipeline.hpp"
 #include "status.hpp"
 #include "tuning.hpp"
 #include "validation.hpp"
@@ -201,7 +200,7 @@ gpk_status fetch(gpk_context &ctx, void *out, const void *src, int64_t ld, int64
     return sync(ctx);
 }
 
-// Host arrays go through the staging pipeline (cuda/pipeline.cpp), in validation mode
+// Host arrays go through the staging pipeline (staging/pipeline.cpp), in validation mode
 // too (the pipeline then checks chunk by chunk). Device arrays are computed in place
 // here and, in validation mode, recomputed by the checker into the context's Check
 // buffer and compared on the host (validation.hpp).

@@ -3,8 +3,8 @@
 // pipeline in chunks of whole products (checked there in validation mode).
 #include "checks.hpp"
 #include "context.hpp"
-#include "cuda/pipeline.hpp"
 #include "cuda/resources.hpp"
+#include "staging/pipeline.hpp"
 #include "dispatch_util.hpp"
 #include "host/host.hpp"
 #include "registry.hpp"
@@ -171,7 +171,7 @@ gpk_status gemm_batched_cuda(gpk_context &ctx, const GemmBatchedCall &c, int ind
     }
     GPK_FORWARD_IF_ERROR(locate(ctx, c.C, "C", &dev_c));
     if (dev_a && dev_b && dev_c) return batched_on_device(ctx, c, index);
-    // Host arrays through the staging pipeline (cuda/pipeline.cpp), in validation mode
+    // Host arrays through the staging pipeline (staging/pipeline.cpp), in validation mode
     // too: each chunk is checked there, product by product.
     const Ladder<GemmBatchedCall> &ladder = gemm_batched_ladder(GPK_BACKEND_CUDA);
     const bool validate = ctx.validation && forms_product(c);

@@ -1,6 +1,6 @@
 // gpk_gemm_ex and gpk_gemm_blockscaled on the CUDA backend with host arrays.
 //
-// The staging pipeline (cuda/pipeline.cpp) cuts gpk_gemm's calls into chunks of one
+// The staging pipeline (staging/pipeline.cpp) cuts gpk_gemm's calls into chunks of one
 // element size; a gpk_gemm_ex call's operands each have their own, and block scales
 // would have to be cut with the chunks on multiples of 128. Until the pipeline carries
 // both, such a call goes up in one piece: every host array (A, B, C when it is read,

@@ -5,8 +5,8 @@
 // host; no CUDA context can exist, so the launchers and the staging pipeline are
 // never reached with one, and answer GPK_ERROR_NO_DEVICE if they were.
 #include "../cuda/ladders.hpp"
-#include "../cuda/pipeline.hpp"
 #include "../cuda/resources.hpp"
+#include "../staging/pipeline.hpp"
 
 namespace gpk::cuda {
 

@@ -1,4 +1,4 @@
-// The staging pipeline's planner (libgpk/cuda/planner.hpp), which needs no GPU: the
+// The staging pipeline's planner (libgpk/staging/planner.hpp), which needs no GPU: the
 // plans for gemm in core and out of core, transpose and reduce. First a few plans
 // worked out by hand from the rules in pipeline.cpp's opening comment, then the
 // invariants on many random problems: every element of the output in exactly one
@@ -7,7 +7,7 @@
 // a plan that does not fit reported with a need above the budget.
 #include "../harness.hpp"
 
-#include "cuda/planner.hpp"
+#include "staging/planner.hpp"
 
 #include <algorithm>
 #include <vector>

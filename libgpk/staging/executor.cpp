@@ -3,7 +3,6 @@
 // lane/slot state machine of one call.
 #include "executor.hpp"
 
-#include "pipeline.hpp"
 #include "host/parallel.hpp"
 
 #include <cuda.h>

@@ -4,8 +4,8 @@
 // opening comment says how and why).
 #pragma once
 
+#include "../cuda/resources.hpp"
 #include "planner.hpp"
-#include "resources.hpp"
 #include "trace.hpp"
 
 #include <cstdint>

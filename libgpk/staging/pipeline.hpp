@@ -3,14 +3,14 @@
 // several streams, so that copies to the GPU, kernels and copies back overlap (see
 // pipeline.cpp). Host
 // code over the CUDA runtime: the kernels are the ladders' rungs, called on device
-// pointers into the pipeline's buffers.
+// pointers into the pipeline's buffers. This header is the staging folder's one face:
+// the rest of the library includes it alone; pipeline.cpp builds on executor.hpp
+// (with trace.hpp and planner.hpp beneath it), which builds on cuda/resources.hpp.
 #pragma once
 
 #include "../ops.hpp"
 
 namespace gpk::cuda {
-
-class Pipeline;
 
 // Validation mode (gpk_set_validation) in the pipeline: `run` is the checker rung,
 // run on every chunk beside the variant on the same lane (null for transpose, whose
@@ -71,9 +71,5 @@ gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &c, Launc
 
 // gpk_stage_trace on the CUDA backend; the arguments are checked, the device is current.
 gpk_status stage_trace(gpk_context &ctx, gpk_stage_event *events, int64_t capacity, int64_t *count);
-
-// Frees the pipeline and everything it holds (streams, buffers, events); waits for its
-// streams first. Null is a no-op. Never fails.
-void destroy_pipeline(Pipeline *pipeline);
 
 }  // namespace gpk::cuda

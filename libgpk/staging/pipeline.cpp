@@ -72,12 +72,13 @@
 //
 // Files. planner.cpp computes the plans (pure arithmetic, tested on the host),
 // executor.cpp provisions them and runs their chunks on the lanes, trace.cpp keeps
-// the steps' times; this file joins them for each op.
+// the steps' times; this file joins them for each op and reads the trace for
+// gpk_stage_trace.
 #include "pipeline.hpp"
 
+#include "../cuda/ladders.hpp"
 #include "../validation.hpp"
 #include "executor.hpp"
-#include "ladders.hpp"
 
 #include <algorithm>
 
@@ -571,6 +572,17 @@ gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &user, La
                             check->variant, check->checker, static_cast<long long>(failed), failed_tolerance);
         return GPK_SUCCESS;
     });
+}
+
+// gpk_stage_trace: the steps of the context's last staged call, read from its
+// pipeline's trace; none before the pipeline is made.
+gpk_status stage_trace(gpk_context &ctx, gpk_stage_event *events, int64_t capacity, int64_t *count) {
+    const Pipeline *p = pipeline_of(ctx);
+    if (p == nullptr) {
+        *count = 0;
+        return GPK_SUCCESS;
+    }
+    return p->trace.read(ctx, events, capacity, count);
 }
 
 }  // namespace gpk::cuda
