@@ -79,17 +79,18 @@ gpk_status check_cublas(gpk_context &ctx, cublasStatus_t, const char *) { return
 
 gpk_status check_curand(gpk_context &ctx, curandStatus_t, const char *) { return absent(&ctx); }
 
-gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &, Launcher<GemmArgs>, bool, bool, bool, bool,
-                       const Checker<GemmArgs> *) {
+gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &, const Rung<GemmArgs> &, bool, bool, bool, bool,
+                       const Checker<GemmArgs> *, bool *) {
     return absent(&ctx);
 }
 
-gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &, Launcher<TransposeArgs>,
-                            const RungCheck<TransposeArgs> &, bool, bool, const Checker<TransposeArgs> *) {
+gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &, const Rung<TransposeArgs> &, bool, bool,
+                            const Checker<TransposeArgs> *, bool *) {
     return absent(&ctx);
 }
 
-gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &, Launcher<ReduceArgs>, bool, const Checker<ReduceArgs> *) {
+gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &, const Rung<ReduceArgs> &, bool, const Checker<ReduceArgs> *,
+                         bool *) {
     return absent(&ctx);
 }
 

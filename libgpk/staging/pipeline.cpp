@@ -113,8 +113,9 @@ Piece c_tile(const GemmArgs &a, size_t es, int64_t i0, int64_t rows, int64_t j0,
 
 // ---- gemm -------------------------------------------------------------------------------
 
-gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> run, bool resident_a, bool dev_a,
-                       bool dev_b, bool dev_c, const Checker<GemmArgs> *check) {
+gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, const Rung<GemmArgs> &rung, bool resident_a, bool dev_a,
+                       bool dev_b, bool dev_c, const Checker<GemmArgs> *check, bool *refused) {
+    *refused = false;
     Pipeline *pp = nullptr;
     GPK_FORWARD_IF_ERROR(get_pipeline(ctx, &pp));
     Pipeline &p = *pp;
@@ -148,7 +149,7 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> r
     GPK_FORWARD_IF_ERROR(device_budget(ctx, p, &budget));
     const plan::GemmPlan pl = plan::plan_gemm(g, ctx.staging, budget);
     if (!pl.fits) return too_small(ctx, pl.shortfall, budget);
-    const bool cublas_handle = run == gemm_cublas || (check != nullptr && check->run == gemm_cublas);
+    const bool cublas_handle = rung.run == gemm_cublas || (check != nullptr && check->run == gemm_cublas);
     GPK_FORWARD_IF_ERROR(provision(ctx, p, pl.needs, budget, cublas_handle, false));
     // Steps: per chunk its copies in, the compute and the copy out; per block of Y
     // its upload.
@@ -173,60 +174,84 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> r
     const Compare comparison(compare);
 
     Call call(ctx, p, pl.needs.lanes);
+    // Where a block of Y is read from: the caller's array, or the shared buffer that
+    // its copy goes to.
+    auto resident_at = [&](int64_t q0, int64_t qc, const void **ptr, int64_t *ld) {
+        const Piece y = resident(q0, qc);
+        *ptr = y_host ? p.shared : y.ptr;
+        *ld = y_host ? device_ld(y.inner, es) : y.ld;
+    };
+    // Chunk `index`'s arguments for the rung, on the lane's buffer where an array is on
+    // the host, and its copies in and out; *dev: past what the chunk's copies take.
+    auto chunk_args = [&](int64_t index, GemmArgs *gc, Transfer *in, int *n_in, Transfer *out, char **dev) {
+        const plan::GemmChunk ch = pl.chunk(index, g);
+        const int64_t p0 = ch.p0, pc = ch.pc, q0 = ch.q0, qc = ch.qc;
+        *dev = call.device_of(index);
+        *n_in = 0, *out = Transfer{};
+        *gc = args;
+        if (product) {
+            const void *y_ptr = nullptr;
+            int64_t y_ld = 1;
+            resident_at(q0, qc, &y_ptr, &y_ld);
+            const Piece x = streamed(p0, pc);
+            const void *x_ptr = x.ptr;
+            int64_t x_ld = x.ld;
+            if (x_host) {
+                x_ptr = *dev, x_ld = device_ld(x.inner, es);
+                in[(*n_in)++] = transfer(x, *dev, x_ld, es, mx);
+                *dev += device_bytes(x.shape(), es);
+            }
+            if (resident_a) gc->A = y_ptr, gc->lda = y_ld, gc->B = x_ptr, gc->ldb = x_ld;
+            else gc->A = x_ptr, gc->lda = x_ld, gc->B = y_ptr, gc->ldb = y_ld;
+        }
+        gc->m = resident_a ? qc : pc;
+        gc->n = resident_a ? pc : qc;
+        const Piece c = tile(p0, pc, q0, qc);
+        gc->C = c.ptr, gc->ldc = c.ld;
+        if (c_host) {
+            gc->C = *dev, gc->ldc = device_ld(c.inner, es);
+            *out = transfer(c, *dev, gc->ldc, es, mc);
+            if (read_c) in[(*n_in)++] = *out;
+            *dev += device_bytes(c.shape(), es);
+        }
+    };
+    if (rung.takes != nullptr)
+        for (int64_t index = 0; index < pl.chunks(); ++index) {
+            GemmArgs gc;
+            Transfer in[2], out;
+            int n_in = 0;
+            char *dev = nullptr;
+            chunk_args(index, &gc, in, &n_in, &out, &dev);
+            const char *why_not = nullptr;
+            GPK_FORWARD_IF_ERROR(rung.takes(ctx, gc, &why_not));
+            if (why_not != nullptr) return *refused = true, refuse(ctx, "gemm", rung.name, why_not);
+        }
     if (check != nullptr) call.compare_with(&comparison);
     return call.run([&]() -> gpk_status {
-        const void *y_ptr = nullptr;
-        int64_t y_ld = 1;
         for (int64_t index = 0; index < pl.chunks(); ++index) {
             const plan::GemmChunk ch = pl.chunk(index, g);
-            const int64_t p0 = ch.p0, pc = ch.pc, q0 = ch.q0, qc = ch.qc;
-            if (product && p0 == 0) {  // a new block of Y
-                const Piece y = resident(q0, qc);
-                y_ptr = y.ptr, y_ld = y.ld;
-                if (y_host) {
-                    y_ptr = p.shared, y_ld = device_ld(y.inner, es);
-                    GPK_FORWARD_IF_ERROR(call.upload_resident(index, transfer(y, p.shared, y_ld, es, my), q0 > 0));
-                }
+            if (product && y_host && ch.p0 == 0) {  // a new block of Y
+                const Piece y = resident(ch.q0, ch.qc);
+                GPK_FORWARD_IF_ERROR(
+                    call.upload_resident(index, transfer(y, p.shared, device_ld(y.inner, es), es, my), ch.q0 > 0));
             }
-            char *dev = call.device_of(index);
-            Transfer in[2];
+            GemmArgs gc;
+            Transfer in[2], out;
             int n_in = 0;
-            GemmArgs gc = args;
-            if (product) {
-                const Piece x = streamed(p0, pc);
-                const void *x_ptr = x.ptr;
-                int64_t x_ld = x.ld;
-                if (x_host) {
-                    x_ptr = dev, x_ld = device_ld(x.inner, es);
-                    in[n_in++] = transfer(x, dev, x_ld, es, mx);
-                    dev += device_bytes(x.shape(), es);
-                }
-                if (resident_a) gc.A = y_ptr, gc.lda = y_ld, gc.B = x_ptr, gc.ldb = x_ld;
-                else gc.A = x_ptr, gc.lda = x_ld, gc.B = y_ptr, gc.ldb = y_ld;
-            }
-            gc.m = resident_a ? qc : pc;
-            gc.n = resident_a ? pc : qc;
-            const Piece c = tile(p0, pc, q0, qc);
-            Transfer out{};
-            gc.C = c.ptr, gc.ldc = c.ld;
-            if (c_host) {
-                gc.C = dev, gc.ldc = device_ld(c.inner, es);
-                out = transfer(c, dev, gc.ldc, es, mc);
-                if (read_c) in[n_in++] = out;
-                dev += device_bytes(c.shape(), es);
-            }
+            char *dev = nullptr;
+            chunk_args(index, &gc, in, &n_in, &out, &dev);
             // The checker computes into the lane's next tile, from a copy of C's.
             GemmArgs cc = gc;
             cc.C = dev, cc.ldc = device_ld(gc.m, es);
             const auto compute = [&](gpk_context &on) -> gpk_status {
-                if (check == nullptr) return run(on, gc);
+                if (check == nullptr) return rung.run(on, gc);
                 const size_t row_bytes = static_cast<size_t>(gc.m) * es;
                 if (read_c)
                     GPK_FORWARD_IF_ERROR(cuda::check(on,
                                                      cudaMemcpy2DAsync(cc.C, cc.ldc * es, gc.C, gc.ldc * es, row_bytes,
                                                                        gc.n, cudaMemcpyDeviceToDevice, stream(on)),
                                                      "cudaMemcpy2DAsync (validation, C for the checker)"));
-                GPK_FORWARD_IF_ERROR(run(on, gc));
+                GPK_FORWARD_IF_ERROR(rung.run(on, gc));
                 GPK_FORWARD_IF_ERROR(check->run(on, cc));
                 char *host = call.check_of(index);
                 GPK_FORWARD_IF_ERROR(fetch(on, host, gc.C, gc.ldc, gc.m, gc.n, es));
@@ -243,9 +268,9 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> r
 
 // ---- transpose ----------------------------------------------------------------------------
 
-gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<TransposeArgs> run,
-                            const RungCheck<TransposeArgs> &rung, bool dev_a, bool dev_b,
-                            const Checker<TransposeArgs> *check) {
+gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, const Rung<TransposeArgs> &rung, bool dev_a,
+                            bool dev_b, const Checker<TransposeArgs> *check, bool *refused) {
+    *refused = false;
     Pipeline *pp = nullptr;
     GPK_FORWARD_IF_ERROR(get_pipeline(ctx, &pp));
     Pipeline &p = *pp;
@@ -270,7 +295,7 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<T
     GPK_FORWARD_IF_ERROR(device_budget(ctx, p, &budget));
     const plan::TransposePlan pl = plan::plan_transpose(t, ctx.staging, budget);
     if (!pl.fits) return too_small(ctx, pl.shortfall, budget);
-    GPK_FORWARD_IF_ERROR(provision(ctx, p, pl.needs, budget, run == transpose_geam, false));
+    GPK_FORWARD_IF_ERROR(provision(ctx, p, pl.needs, budget, rung.run == transpose_geam, false));
     const int64_t per_chunk = (a_host ? 1 : 0) + 1 + (b_host ? 1 : 0);
     GPK_FORWARD_IF_ERROR(p.trace.reserve(ctx, static_cast<size_t>(pl.chunks() * per_chunk)));
 
@@ -307,8 +332,7 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<T
             *out = transfer(bp, dev, tc->ldb, es, mb);
         }
     };
-    // A rung chosen by name that refuses some piece (a piece can start at an element
-    // that its vector accesses cannot) refuses the whole call here, before the first
+    // A rung that refuses some piece refuses the whole call here, before the first
     // copy: otherwise the pieces before it would already be in B when the call fails.
     if (rung.takes != nullptr)
         for (int64_t index = 0; index < pl.chunks(); ++index) {
@@ -317,7 +341,7 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<T
             chunk_args(index, &tc, &in, &out);
             const char *why_not = nullptr;
             GPK_FORWARD_IF_ERROR(rung.takes(ctx, tc, &why_not));
-            if (why_not != nullptr) return refuse(ctx, "transpose", rung.name, why_not);
+            if (why_not != nullptr) return *refused = true, refuse(ctx, "transpose", rung.name, why_not);
         }
     if (check != nullptr) call.compare_with(&comparison);
     return call.run([&]() -> gpk_status {
@@ -327,7 +351,7 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<T
             chunk_args(index, &tc, &in, &out);
             const int64_t hc = tc.rows, wc = tc.cols;
             const auto compute = [&](gpk_context &on) -> gpk_status {
-                GPK_FORWARD_IF_ERROR(run(on, tc));
+                GPK_FORWARD_IF_ERROR(rung.run(on, tc));
                 if (check == nullptr) return GPK_SUCCESS;
                 char *host = call.check_of(index);
                 GPK_FORWARD_IF_ERROR(fetch(on, host, tc.A, tc.lda, hc, wc, es));
@@ -343,8 +367,9 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<T
 
 // ---- reduce -------------------------------------------------------------------------------
 
-gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceArgs> run, bool dev_result,
-                         const Checker<ReduceArgs> *check) {
+gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, const Rung<ReduceArgs> &rung, bool dev_result,
+                         const Checker<ReduceArgs> *check, bool *refused) {
+    *refused = false;
     Pipeline *pp = nullptr;
     GPK_FORWARD_IF_ERROR(get_pipeline(ctx, &pp));
     Pipeline &p = *pp;
@@ -371,6 +396,19 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceA
     unsigned char got[8] = {}, want[8] = {};
 
     Call call(ctx, p, pl.needs.lanes);
+    // The rung reduces each piece, then the partials: it is asked about all of them
+    // before the first copy.
+    const ReduceArgs last{partial_dtype, a.op, partials, pl.pieces, result};
+    if (rung.takes != nullptr)
+        for (int64_t index = 0; index <= pl.chunks(); ++index) {
+            const plan::ReduceChunk ch = pl.chunk(std::min(index, pl.chunks() - 1), r);
+            const ReduceArgs rc = index < pl.chunks()
+                                      ? ReduceArgs{a.dtype, a.op, call.device_of(index), ch.count, partials + index * rs}
+                                      : last;
+            const char *why_not = nullptr;
+            GPK_FORWARD_IF_ERROR(rung.takes(ctx, rc, &why_not));
+            if (why_not != nullptr) return *refused = true, refuse(ctx, "reduce", rung.name, why_not);
+        }
     return call.run([&]() -> gpk_status {
         for (int64_t index = 0; index < pl.chunks(); ++index) {
             const plan::ReduceChunk ch = pl.chunk(index, r);
@@ -379,7 +417,7 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceA
             const Transfer in{x + ch.first * es, bytes, dev, bytes, bytes, 1, pinned};
             const ReduceArgs rc{a.dtype, a.op, dev, ch.count, partials + index * rs};
             const auto compute = [&](gpk_context &on) -> gpk_status {
-                GPK_FORWARD_IF_ERROR(run(on, rc));
+                GPK_FORWARD_IF_ERROR(rung.run(on, rc));
                 if (check == nullptr) return GPK_SUCCESS;
                 return check->run(on, ReduceArgs{a.dtype, a.op, dev, ch.count, check_partials + index * rs});
             };
@@ -392,7 +430,7 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceA
             GPK_FORWARD_IF_ERROR(
                 check->run(ctx, ReduceArgs{partial_dtype, a.op, check_partials, pl.pieces, check_result}));
         // The partials in piece order, on the context's stream: the same tree every run.
-        GPK_FORWARD_IF_ERROR(run(ctx, ReduceArgs{partial_dtype, a.op, partials, pl.pieces, result}));
+        GPK_FORWARD_IF_ERROR(rung.run(ctx, last));
         if (!dev_result)
             GPK_CUDA_TRY(ctx, cudaMemcpyAsync(a.result, result, rs, cudaMemcpyDeviceToHost, stream(ctx)));
         if (check != nullptr) {

@@ -12,6 +12,18 @@
 
 namespace gpk::cuda {
 
+// The rung a staged call runs on every piece, chosen once for the whole call by
+// dispatch: its name, launcher and takes function (null for a rung that takes every
+// call). A piece can start at an element that a rung's vector accesses cannot, so the
+// pipeline asks the rung about every piece before its first write and refuses the
+// call by the rung's name if one fails; nothing has been written then.
+template <class Args>
+struct Rung {
+    const char *name;
+    Launcher<Args> run;
+    gpk_status (*takes)(gpk_context &ctx, const Args &args, const char **why_not) = nullptr;
+};
+
 // Validation mode (gpk_set_validation) in the pipeline: `run` is the checker rung,
 // run on every chunk beside the variant on the same lane (null for transpose, whose
 // check needs none), and the verdict's message names `variant` and `checker`. The
@@ -27,30 +39,22 @@ struct Checker {
 
 // C = alpha op(A) op(B) + beta C (column-major, as dispatch normalized it) with at
 // least one of A, B, C in host memory; dev_* say which are device memory (used in
-// place). `run` is the rung to run on each chunk; a.k == 0 means C = beta C (A and B
-// not read), which `run` must do with k == 0. resident_a: the normalized A is the
-// resident operand and the panels are columns of C (a row-major call, whose B became
-// the normalized A); otherwise B is resident and the panels are rows of C.
-// `check`: validation mode's checker, or null.
-gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> run, bool resident_a, bool dev_a,
-                       bool dev_b, bool dev_c, const Checker<GemmArgs> *check);
-// A rung chosen by name whose takes function can refuse a call: the staging pipeline
-// asks it about every piece before the first write. takes is null for "auto" (which
-// chooses piece by piece) and for rungs that take every call.
-template <class Args>
-struct RungCheck {
-    const char *name = nullptr;
-    gpk_status (*takes)(gpk_context &ctx, const Args &args, const char **why_not) = nullptr;
-};
+// place). `rung` runs on every chunk; a.k == 0 means C = beta C (A and B not read),
+// which the rung must do with k == 0. resident_a: the normalized A is the resident
+// operand and the panels are columns of C (a row-major call, whose B became the
+// normalized A); otherwise B is resident and the panels are rows of C.
+// `check`: validation mode's checker, or null. *refused (every staged call): set when
+// the rung refuses some piece, which the pipeline asks before its first write.
+gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, const Rung<GemmArgs> &rung, bool resident_a, bool dev_a,
+                       bool dev_b, bool dev_c, const Checker<GemmArgs> *check, bool *refused);
 
 // B = A^T with A or B (or both) in host memory.
-gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<TransposeArgs> run,
-                            const RungCheck<TransposeArgs> &rung, bool dev_a, bool dev_b,
-                            const Checker<TransposeArgs> *check);
-// *result = op over x[0..n), x in host memory, n > 0: each piece of x reduced by `run`
-// to a partial in device memory, the partials reduced by `run` in piece order.
-gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceArgs> run, bool dev_result,
-                         const Checker<ReduceArgs> *check);
+gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, const Rung<TransposeArgs> &rung, bool dev_a,
+                            bool dev_b, const Checker<TransposeArgs> *check, bool *refused);
+// *result = op over x[0..n), x in host memory, n > 0: each piece of x reduced by the rung
+// to a partial in device memory, the partials reduced by the rung in piece order.
+gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, const Rung<ReduceArgs> &rung, bool dev_result,
+                         const Checker<ReduceArgs> *check, bool *refused);
 
 // One product's operand as the caller stores it: `outer` lines of `inner` elements,
 // `ld` apart (checks.hpp's Storage).
