@@ -4,6 +4,7 @@
 #include "checks.hpp"
 #include "context.hpp"
 #include "host/host.hpp"
+#include "matrix_view.hpp"
 #include "cuda/ladders.hpp"
 #include "cuda/resources.hpp"
 #include "registry.hpp"
@@ -207,12 +208,12 @@ gpk_status gemm_checker(gpk_context &ctx, const Ladder<GemmArgs> &ladder, int in
 gpk_status gemm_on_host(gpk_context &ctx, const GemmArgs &a) {
     // Each operand in its own element size (gpk_gemm_ex's differ).
     const size_t esa = a_size(a), esb = b_size(a), es = c_size(a);
-    const Storage sa{a.transa ? a.k : a.m, a.transa ? a.m : a.k, a.lda};
-    const Storage sb{a.transb ? a.n : a.k, a.transb ? a.k : a.n, a.ldb};
+    const MatrixView sa{a.transa ? a.k : a.m, a.transa ? a.m : a.k, a.lda};
+    const MatrixView sb{a.transb ? a.n : a.k, a.transb ? a.k : a.n, a.ldb};
     // Block scales: kb lines of one scale per group of rows (columns), ld apart.
     const int64_t kb = (a.k + 127) / 128;
-    const Storage ssa{(a.m + a.scale_a_group - 1) / a.scale_a_group, kb, a.scale_a_ld};
-    const Storage ssb{(a.n + a.scale_b_group - 1) / a.scale_b_group, kb, a.scale_b_ld};
+    const MatrixView ssa{(a.m + a.scale_a_group - 1) / a.scale_a_group, kb, a.scale_a_ld};
+    const MatrixView ssb{(a.n + a.scale_b_group - 1) / a.scale_b_group, kb, a.scale_b_ld};
     const bool scaled = a.scale_a != nullptr && a.k > 0;
     std::vector<unsigned char> A, B, C;
     std::vector<float> SA, SB;

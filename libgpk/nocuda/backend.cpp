@@ -95,8 +95,8 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &, const Rung<Reduce
 }
 
 gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &, Launcher<GemmBatchedCall>,
-                               const BatchedOperand &, const BatchedOperand &,
-                               const BatchedOperand &, bool, bool, bool, const Checker<GemmBatchedCall> *) {
+                               const MatrixView &, const MatrixView &, const MatrixView &, bool, bool, bool,
+                               const Checker<GemmBatchedCall> *) {
     return absent(&ctx);
 }
 

@@ -92,21 +92,19 @@ using plan::device_ld;
 
 // Rows [i0, i0 + count) of op(A) as stored: a column-major m x k A keeps them as the
 // inner part of its k columns; a transposed one (stored k x m) as `count` whole columns.
-Piece rows_of_op_a(const GemmArgs &a, size_t es, int64_t i0, int64_t count) {
-    char *A = static_cast<char *>(const_cast<void *>(a.A));
-    if (!a.transa) return Piece{A + i0 * es, count, a.k, a.lda};
-    return Piece{A + i0 * a.lda * es, a.k, count, a.lda};
+MatrixView rows_of_op_a(const GemmArgs &a, size_t es, int64_t i0, int64_t count) {
+    if (!a.transa) return MatrixView{a.m, a.k, a.lda, a.A}.block(i0, 0, count, a.k, es);
+    return MatrixView{a.k, a.m, a.lda, a.A}.block(0, i0, a.k, count, es);
 }
 
 // Columns [j0, j0 + count) of op(B) as stored.
-Piece cols_of_op_b(const GemmArgs &a, size_t es, int64_t j0, int64_t count) {
-    char *B = static_cast<char *>(const_cast<void *>(a.B));
-    if (!a.transb) return Piece{B + j0 * a.ldb * es, a.k, count, a.ldb};
-    return Piece{B + j0 * es, count, a.k, a.ldb};
+MatrixView cols_of_op_b(const GemmArgs &a, size_t es, int64_t j0, int64_t count) {
+    if (!a.transb) return MatrixView{a.k, a.n, a.ldb, a.B}.block(0, j0, a.k, count, es);
+    return MatrixView{a.n, a.k, a.ldb, a.B}.block(j0, 0, count, a.k, es);
 }
 
-Piece c_tile(const GemmArgs &a, size_t es, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
-    return Piece{static_cast<char *>(a.C) + (i0 + j0 * a.ldc) * es, rows, cols, a.ldc};
+MatrixView c_tile(const GemmArgs &a, size_t es, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+    return MatrixView{a.m, a.n, a.ldc, a.C}.block(i0, j0, rows, cols, es);
 }
 
 }  // namespace
@@ -157,7 +155,7 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, const Rung<GemmArgs>
     int64_t steps = pl.chunks() * per_chunk;
     if (y_host)
         for (int64_t q0 = 0; q0 < Q; q0 += pl.block) {
-            const Piece y = resident(q0, std::min(pl.block, Q - q0));
+            const MatrixView y = resident(q0, std::min(pl.block, Q - q0));
             steps += resident_copies(p, transfer(y, p.shared, device_ld(y.inner, es), es, my));
         }
     GPK_FORWARD_IF_ERROR(p.trace.reserve(ctx, static_cast<size_t>(steps)));
@@ -168,7 +166,7 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, const Rung<GemmArgs>
     const auto compare = [&](int64_t index, const char *data) {
         const plan::GemmChunk ch = pl.chunk(index, g);
         const int64_t rows = resident_a ? ch.qc : ch.pc, cols = resident_a ? ch.pc : ch.qc;
-        const char *want = data + plan::packed_bytes(plan::Shape{rows, cols}, es);
+        const char *want = data + plan::packed_bytes(MatrixView::packed(rows, cols), es);
         verdict.add(data, rows, want, rows, rows, cols, resident_a ? ch.q0 : ch.p0, resident_a ? ch.p0 : ch.q0);
     };
     const Compare comparison(compare);
@@ -177,7 +175,7 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, const Rung<GemmArgs>
     // Where a block of Y is read from: the caller's array, or the shared buffer that
     // its copy goes to.
     auto resident_at = [&](int64_t q0, int64_t qc, const void **ptr, int64_t *ld) {
-        const Piece y = resident(q0, qc);
+        const MatrixView y = resident(q0, qc);
         *ptr = y_host ? p.shared : y.ptr;
         *ld = y_host ? device_ld(y.inner, es) : y.ld;
     };
@@ -193,26 +191,26 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, const Rung<GemmArgs>
             const void *y_ptr = nullptr;
             int64_t y_ld = 1;
             resident_at(q0, qc, &y_ptr, &y_ld);
-            const Piece x = streamed(p0, pc);
+            const MatrixView x = streamed(p0, pc);
             const void *x_ptr = x.ptr;
             int64_t x_ld = x.ld;
             if (x_host) {
                 x_ptr = *dev, x_ld = device_ld(x.inner, es);
                 in[(*n_in)++] = transfer(x, *dev, x_ld, es, mx);
-                *dev += device_bytes(x.shape(), es);
+                *dev += device_bytes(x, es);
             }
             if (resident_a) gc->A = y_ptr, gc->lda = y_ld, gc->B = x_ptr, gc->ldb = x_ld;
             else gc->A = x_ptr, gc->lda = x_ld, gc->B = y_ptr, gc->ldb = y_ld;
         }
         gc->m = resident_a ? qc : pc;
         gc->n = resident_a ? pc : qc;
-        const Piece c = tile(p0, pc, q0, qc);
-        gc->C = c.ptr, gc->ldc = c.ld;
+        const MatrixView c = tile(p0, pc, q0, qc);
+        gc->C = c.bytes(), gc->ldc = c.ld;
         if (c_host) {
             gc->C = *dev, gc->ldc = device_ld(c.inner, es);
             *out = transfer(c, *dev, gc->ldc, es, mc);
             if (read_c) in[(*n_in)++] = *out;
-            *dev += device_bytes(c.shape(), es);
+            *dev += device_bytes(c, es);
         }
     };
     if (rung.takes != nullptr)
@@ -231,7 +229,7 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, const Rung<GemmArgs>
         for (int64_t index = 0; index < pl.chunks(); ++index) {
             const plan::GemmChunk ch = pl.chunk(index, g);
             if (product && y_host && ch.p0 == 0) {  // a new block of Y
-                const Piece y = resident(ch.q0, ch.qc);
+                const MatrixView y = resident(ch.q0, ch.qc);
                 GPK_FORWARD_IF_ERROR(
                     call.upload_resident(index, transfer(y, p.shared, device_ld(y.inner, es), es, my), ch.q0 > 0));
             }
@@ -255,7 +253,8 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, const Rung<GemmArgs>
                 GPK_FORWARD_IF_ERROR(check->run(on, cc));
                 char *host = call.check_of(index);
                 GPK_FORWARD_IF_ERROR(fetch(on, host, gc.C, gc.ldc, gc.m, gc.n, es));
-                return fetch(on, host + plan::packed_bytes(plan::Shape{gc.m, gc.n}, es), cc.C, cc.ldc, gc.m, gc.n, es);
+                const size_t want = plan::packed_bytes(MatrixView::packed(gc.m, gc.n), es);
+                return fetch(on, host + want, cc.C, cc.ldc, gc.m, gc.n, es);
             };
             GPK_FORWARD_IF_ERROR(
                 call.chunk(index, in, n_in, c_host ? &out : nullptr, product && y_host, compute));
@@ -275,17 +274,12 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, const Rung
     GPK_FORWARD_IF_ERROR(get_pipeline(ctx, &pp));
     Pipeline &p = *pp;
     const size_t es = a.elem_size;
-    char *A = static_cast<char *>(const_cast<void *>(a.A));
-    char *B = static_cast<char *>(a.B);
+    const MatrixView A{a.rows, a.cols, a.lda, a.A}, B{a.cols, a.rows, a.ldb, a.B};
 
     // Chunks are tiles of A, h rows by w columns, whose transposes are tiles of B: in
     // the caller's arrays, w lines of h elements in A and h lines of w elements in B.
-    auto a_tile = [&](int64_t i0, int64_t hc, int64_t j0, int64_t wc) {
-        return Piece{A + (i0 + j0 * a.lda) * es, hc, wc, a.lda};
-    };
-    auto b_tile = [&](int64_t i0, int64_t hc, int64_t j0, int64_t wc) {
-        return Piece{B + (j0 + i0 * a.ldb) * es, wc, hc, a.ldb};
-    };
+    auto a_tile = [&](int64_t i0, int64_t hc, int64_t j0, int64_t wc) { return A.block(i0, j0, hc, wc, es); };
+    auto b_tile = [&](int64_t i0, int64_t hc, int64_t j0, int64_t wc) { return B.block(j0, i0, wc, hc, es); };
     const Memory ma = memory_of(a_tile(0, a.rows, 0, a.cols), es, dev_a);
     const Memory mb = memory_of(b_tile(0, a.rows, 0, a.cols), es, dev_b);
     const bool a_host = ma != Memory::Device, b_host = mb != Memory::Device;
@@ -318,15 +312,15 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, const Rung
         char *dev = call.device_of(index);
         *tc = a;
         tc->rows = hc, tc->cols = wc;
-        const Piece ap = a_tile(i0, hc, j0, wc), bp = b_tile(i0, hc, j0, wc);
+        const MatrixView ap = a_tile(i0, hc, j0, wc), bp = b_tile(i0, hc, j0, wc);
         *in = Transfer{}, *out = Transfer{};
         tc->A = ap.ptr, tc->lda = ap.ld;
         if (a_host) {
             tc->A = dev, tc->lda = device_ld(ap.inner, es);
             *in = transfer(ap, dev, tc->lda, es, ma);
-            dev += device_bytes(ap.shape(), es);
+            dev += device_bytes(ap, es);
         }
-        tc->B = bp.ptr, tc->ldb = bp.ld;
+        tc->B = bp.bytes(), tc->ldb = bp.ld;
         if (b_host) {
             tc->B = dev, tc->ldb = device_ld(bp.inner, es);
             *out = transfer(bp, dev, tc->ldb, es, mb);
@@ -448,9 +442,8 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, const Rung<Reduc
 // ---- gemm_batched -------------------------------------------------------------------------
 
 gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &user, Launcher<GemmBatchedCall> run,
-                               const BatchedOperand &sa, const BatchedOperand &sb,
-                               const BatchedOperand &sc, bool dev_a, bool dev_b, bool dev_c,
-                               const Checker<GemmBatchedCall> *check) {
+                               const MatrixView &sa, const MatrixView &sb, const MatrixView &sc, bool dev_a,
+                               bool dev_b, bool dev_c, const Checker<GemmBatchedCall> *check) {
     Pipeline *pp = nullptr;
     GPK_FORWARD_IF_ERROR(get_pipeline(ctx, &pp));
     Pipeline &p = *pp;
@@ -474,7 +467,7 @@ gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &user, La
     char *C = static_cast<char *>(user.C);
     // The whole batch of each operand, for where it lives.
     auto batch_of = [&](char *ptr, int64_t span, int64_t stride) {
-        return stride == 0 ? Piece{ptr, span, 1, span} : Piece{ptr, span, batch, stride};
+        return stride == 0 ? MatrixView{span, 1, span, ptr} : MatrixView{span, batch, stride, ptr};
     };
     const Memory ma = copy_a ? memory_of(batch_of(A, span_a, user.stride_a), es, false) : Memory::Device;
     const Memory mb = copy_b ? memory_of(batch_of(B, span_b, user.stride_b), es, false) : Memory::Device;
@@ -555,22 +548,21 @@ gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &user, La
                 c.A = A + first * user.stride_a * es;
                 c.B = B + first * user.stride_b * es;
             }
-            auto stage = [&](char *from, int64_t span, int64_t stride, Memory m, const void **ptr, int64_t *dstride) {
-                in[n_in++] = transfer(Piece{from, span, n, n > 1 ? stride : span}, dev, span, es, m);
+            auto stage = [&](const void *from, int64_t span, int64_t stride, Memory m, const void **ptr,
+                             int64_t *dstride) {
+                in[n_in++] = transfer(MatrixView{span, n, n > 1 ? stride : span, from}, dev, span, es, m);
                 *ptr = dev, *dstride = span;
                 dev += plan::align_up(static_cast<size_t>(n * span) * es);
             };
             if (shared_a) c.A = shared_a_dev;
-            else if (copy_a) stage(const_cast<char *>(static_cast<const char *>(c.A)), span_a, user.stride_a, ma, &c.A,
-                                   &c.stride_a);
+            else if (copy_a) stage(c.A, span_a, user.stride_a, ma, &c.A, &c.stride_a);
             if (shared_b) c.B = shared_b_dev;
-            else if (copy_b) stage(const_cast<char *>(static_cast<const char *>(c.B)), span_b, user.stride_b, mb, &c.B,
-                                   &c.stride_b);
+            else if (copy_b) stage(c.B, span_b, user.stride_b, mb, &c.B, &c.stride_b);
             Transfer out{};
             c.C = C + first * user.stride_c * es;
             if (c_host) {
                 // n products' lines, evenly spaced (or one product's).
-                out = transfer(Piece{static_cast<char *>(c.C), sc.inner, n * sc.outer, sc.ld}, dev, sc.ld, es, mc);
+                out = transfer(MatrixView{sc.inner, n * sc.outer, sc.ld, c.C}, dev, sc.ld, es, mc);
                 if (read_c) in[n_in++] = out;
                 c.C = dev, c.stride_c = step_c;
                 dev += plan::align_up(static_cast<size_t>(n * step_c) * es);

@@ -8,6 +8,7 @@
 // (with trace.hpp and planner.hpp beneath it), which builds on cuda/resources.hpp.
 #pragma once
 
+#include "../matrix_view.hpp"
 #include "../ops.hpp"
 
 namespace gpk::cuda {
@@ -56,22 +57,16 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, const Rung
 gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, const Rung<ReduceArgs> &rung, bool dev_result,
                          const Checker<ReduceArgs> *check, bool *refused);
 
-// One product's operand as the caller stores it: `outer` lines of `inner` elements,
-// `ld` apart (checks.hpp's Storage).
-struct BatchedOperand {
-    int64_t inner, outer, ld;
-    int64_t span() const { return inner == 0 || outer == 0 ? 0 : (outer - 1) * ld + inner; }
-};
-
 // gpk_gemm_strided_batched with at least one of A, B, C in host memory (dev_* say which
-// are device memory, used in place): chunks of whole products on the lanes, A and B as
-// their spans, C as whole lines; a shared operand (stride 0) copied once. `run` is the
-// rung for every chunk, chosen by its takes for the whole call (a chunk holds whole
-// products of the call's shape). `check`: validation mode's checker, or null; each product is compared by gemm's rule, as a gemm of its own.
+// are device memory, used in place; a, b and cc: one product's A, B and C as the caller
+// stores them, geometry only, the pointers being c's): chunks of whole products on the
+// lanes, A and B as their spans, C as whole lines; a shared operand (stride 0) copied
+// once. `run` is the rung for every chunk, chosen by its takes for the whole call (a
+// chunk holds whole products of the call's shape). `check`: validation mode's checker,
+// or null; each product is compared by gemm's rule, as a gemm of its own.
 gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &c, Launcher<GemmBatchedCall> run,
-                               const BatchedOperand &a, const BatchedOperand &b,
-                               const BatchedOperand &cc, bool dev_a, bool dev_b, bool dev_c,
-                               const Checker<GemmBatchedCall> *check);
+                               const MatrixView &a, const MatrixView &b, const MatrixView &cc, bool dev_a,
+                               bool dev_b, bool dev_c, const Checker<GemmBatchedCall> *check);
 
 // gpk_stage_trace on the CUDA backend; the arguments are checked, the device is current.
 gpk_status stage_trace(gpk_context &ctx, gpk_stage_event *events, int64_t capacity, int64_t *count);
