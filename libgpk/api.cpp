@@ -4,8 +4,8 @@
 
 #include "checks.hpp"
 #include "context.hpp"
-#include "cuda/pipeline.hpp"
 #include "cuda/resources.hpp"
+#include "staging/pipeline.hpp"
 #include "dispatch.hpp"
 #include "handles.hpp"
 #include "registry.hpp"

@@ -1,6 +1,7 @@
 #include "checks.hpp"
 
 #include "context.hpp"
+#include "matrix_view.hpp"
 #include "ops.hpp"
 #include "status.hpp"
 
@@ -50,7 +51,7 @@ gpk_status check_ld(gpk_context *ctx, const char *ld_name, int64_t ld, const cha
 }
 
 // The byte count of a matrix must fit in int64 (and so in size_t and in pointers).
-gpk_status check_bytes_of(gpk_context *ctx, const char *name, const Storage &s, size_t elem) {
+gpk_status check_bytes_of(gpk_context *ctx, const char *name, const MatrixView &s, size_t elem) {
     int64_t elems = 0, bytes = 0;
     const bool overflow = s.inner > 0 && s.outer > 0 &&
                           (__builtin_mul_overflow(s.outer - 1, s.ld, &elems) ||
@@ -63,7 +64,7 @@ gpk_status check_bytes_of(gpk_context *ctx, const char *name, const Storage &s, 
     return GPK_SUCCESS;
 }
 
-gpk_status check_bytes(gpk_context *ctx, const char *name, const Storage &s, int dtype) {
+gpk_status check_bytes(gpk_context *ctx, const char *name, const MatrixView &s, int dtype) {
     return check_bytes_of(ctx, name, s, dtype_size(dtype));
 }
 
@@ -74,12 +75,12 @@ gpk_status check_pointer(gpk_context *ctx, const char *name, const void *p, bool
 }
 
 // The bytes of a matrix: check_bytes has made sure they fit in int64.
-uintptr_t extent(const Storage &s, size_t elem) { return static_cast<uintptr_t>(s.span()) * elem; }
+uintptr_t extent(const MatrixView &s, size_t elem) { return static_cast<uintptr_t>(s.span()) * elem; }
 
 // An array whose last byte lies past the end of the address space is no memory at all;
 // computing its end would wrap, so the question is asked without computing it.
 // `what` says what the bytes are when they are more than one array's ("" otherwise).
-gpk_status check_extent(gpk_context *ctx, const char *name, const void *p, const Storage &s, size_t elem,
+gpk_status check_extent(gpk_context *ctx, const char *name, const void *p, const MatrixView &s, size_t elem,
                         const char *what = "") {
     const auto lo = reinterpret_cast<uintptr_t>(p);
     const uintptr_t bytes = extent(s, elem);
@@ -92,41 +93,42 @@ gpk_status check_extent(gpk_context *ctx, const char *name, const void *p, const
 // Whether [a, a + bytes_a) and [b, b + bytes_b) share a byte. Only differences of
 // addresses are formed, never an end address, so that arrays reaching the top of the
 // address space cannot wrap around and hide an overlap.
-bool overlap(const void *a, const Storage &sa, const void *b, const Storage &sb, size_t elem, size_t elem_b = 0) {
+bool overlap(const void *a, const MatrixView &sa, const void *b, const MatrixView &sb, size_t elem, size_t elem_b = 0) {
     const auto lo_a = reinterpret_cast<uintptr_t>(a), lo_b = reinterpret_cast<uintptr_t>(b);
     const uintptr_t bytes_a = extent(sa, elem), bytes_b = extent(sb, elem_b != 0 ? elem_b : elem);
     if (bytes_a == 0 || bytes_b == 0) return false;
     return lo_a <= lo_b ? lo_b - lo_a < bytes_a : lo_a - lo_b < bytes_b;
 }
 
-// The storage of op(A), op(B) and C of one product, by the CBLAS rules: which of
+// How op(A), op(B) and C of one product lie in memory, by the CBLAS rules: which of
 // their sizes is contiguous depends on the layout and the transposition.
-struct GemmStorage {
-    Storage a, b, c;
+struct GemmViews {
+    MatrixView a, b, c;
     bool a_inner_m, b_inner_k;
 };
 
-GemmStorage gemm_storage(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, int64_t lda,
-                         int64_t ldb, int64_t ldc) {
+GemmViews gemm_views(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k, int64_t lda,
+                     int64_t ldb, int64_t ldc) {
     const bool col = layout == GPK_COL_MAJOR;
     const bool ta = transa == GPK_TRANS, tb = transb == GPK_TRANS;
     const bool a_inner_m = col != ta, b_inner_k = col != tb;
-    return GemmStorage{Storage{a_inner_m ? m : k, a_inner_m ? k : m, lda}, Storage{b_inner_k ? k : n, b_inner_k ? n : k, ldb},
-                       Storage{col ? m : n, col ? n : m, ldc}, a_inner_m, b_inner_k};
+    return GemmViews{MatrixView{a_inner_m ? m : k, a_inner_m ? k : m, lda},
+                     MatrixView{b_inner_k ? k : n, b_inner_k ? n : k, ldb}, MatrixView{col ? m : n, col ? n : m, ldc},
+                     a_inner_m, b_inner_k};
 }
 
 // gpk_gemm's checks after its dtype and before its pointers: layout, transposes, sizes,
 // leading dimensions and the bytes of one matrix, each operand in its element size.
 gpk_status check_gemm_geometry(gpk_context *ctx, int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
                                int64_t lda, int64_t ldb, int64_t ldc, size_t esa, size_t esb, size_t esc,
-                               GemmStorage *s) {
+                               GemmViews *s) {
     GPK_FORWARD_IF_ERROR(check_layout(ctx, layout));
     GPK_FORWARD_IF_ERROR(check_trans(ctx, "transa", transa));
     GPK_FORWARD_IF_ERROR(check_trans(ctx, "transb", transb));
     GPK_FORWARD_IF_ERROR(check_size(ctx, "m", m));
     GPK_FORWARD_IF_ERROR(check_size(ctx, "n", n));
     GPK_FORWARD_IF_ERROR(check_size(ctx, "k", k));
-    *s = gemm_storage(layout, transa, transb, m, n, k, lda, ldb, ldc);
+    *s = gemm_views(layout, transa, transb, m, n, k, lda, ldb, ldc);
     const bool col = layout == GPK_COL_MAJOR;
     GPK_FORWARD_IF_ERROR(check_ld(ctx, "lda", lda, s->a_inner_m ? "m" : "k", s->a.inner));
     GPK_FORWARD_IF_ERROR(check_ld(ctx, "ldb", ldb, s->b_inner_k ? "k" : "n", s->b.inner));
@@ -139,7 +141,7 @@ gpk_status check_gemm_geometry(gpk_context *ctx, int layout, int transa, int tra
 
 // Everything gpk_gemm checks before its pointers: dtype, then the geometry.
 gpk_status check_gemm_shape(gpk_context *ctx, const char *fn, int dtype, int layout, int transa, int transb,
-                            int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, GemmStorage *s) {
+                            int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, GemmViews *s) {
     GPK_FORWARD_IF_ERROR(check_dtype(ctx, dtype));
     GPK_RETURN_ERROR_IF(dtype == GPK_I32 || dtype == GPK_I64, ctx, GPK_ERROR_NOT_SUPPORTED,
                         "dtype (%s) is not supported by %s: use GPK_F32, GPK_F64, GPK_F16 or GPK_BF16",
@@ -151,7 +153,7 @@ gpk_status check_gemm_shape(gpk_context *ctx, const char *fn, int dtype, int lay
 // gpk_gemm's pointer checks: A and B when read, C when written, each within the address
 // space in its element size, and C aliasing neither A nor B.
 gpk_status check_gemm_pointers(gpk_context *ctx, int64_t m, int64_t n, int64_t k, const void *A, const void *B,
-                               const void *C, const GemmStorage &s, size_t esa, size_t esb, size_t esc) {
+                               const void *C, const GemmViews &s, size_t esa, size_t esb, size_t esc) {
     const bool c_used = m > 0 && n > 0, ab_used = c_used && k > 0;
     GPK_FORWARD_IF_ERROR(check_pointer(ctx, "A", A, ab_used));
     GPK_FORWARD_IF_ERROR(check_pointer(ctx, "B", B, ab_used));
@@ -171,13 +173,13 @@ gpk_status check_gemm_pointers(gpk_context *ctx, int64_t m, int64_t n, int64_t k
 }
 
 // The elements from the first of matrix 0 to one past the last of matrix
-// batch_count - 1, as one line (Storage{span, 1, span}); false when that, or where
+// batch_count - 1, as one line (MatrixView{span, 1, span}); false when that, or where
 // the last matrix starts, in bytes, does not fit in int64. The start is bounded even
 // when the matrices hold no element (k == 0 for A and B, m or n == 0 for C): the
 // contract's "batch_count times a stride overflowing int64 bytes" holds whatever the
 // sizes, and every launcher may compute each product's offsets. Matrices with no
 // element span nothing.
-bool batch_span(const Storage &one, int64_t stride, int64_t batch_count, size_t elem, Storage *whole) {
+bool batch_span(const MatrixView &one, int64_t stride, int64_t batch_count, size_t elem, MatrixView *whole) {
     const auto es = static_cast<int64_t>(elem);
     int64_t span = one.span(), offset = 0, bytes = 0;
     if (batch_count > 1 && (__builtin_mul_overflow(batch_count - 1, stride, &offset) ||
@@ -185,7 +187,7 @@ bool batch_span(const Storage &one, int64_t stride, int64_t batch_count, size_t 
         return false;
     if (span > 0 && __builtin_add_overflow(offset, span, &span)) return false;
     if (__builtin_mul_overflow(span, es, &bytes)) return false;
-    *whole = Storage{span, span > 0 ? 1 : 0, span};
+    *whole = MatrixView{span, span > 0 ? 1 : 0, span};
     return true;
 }
 
@@ -194,7 +196,7 @@ bool batch_span(const Storage &one, int64_t stride, int64_t batch_count, size_t 
 gpk_status check_gemm(gpk_context *ctx, int dtype, int layout, int transa, int transb, int64_t m, int64_t n,
                       int64_t k, const void *A, int64_t lda, const void *B, int64_t ldb, const void *C,
                       int64_t ldc) {
-    GemmStorage s{};
+    GemmViews s{};
     GPK_FORWARD_IF_ERROR(check_gemm_shape(ctx, "gpk_gemm", dtype, layout, transa, transb, m, n, k, lda, ldb, ldc, &s));
     const size_t elem = dtype_size(dtype);
     return check_gemm_pointers(ctx, m, n, k, A, B, C, s, elem, elem, elem);
@@ -253,13 +255,13 @@ gpk_status check_gemm_ex_dtypes(gpk_context *ctx, const char *fn, int a, int b, 
 // scale pointer invalid whatever the sizes (unlike A and B, which may be NULL where they
 // are not read); the extent and overlap checks apply where the scales are read.
 gpk_status check_scales(gpk_context *ctx, const char *name, const float *p, int64_t rows, const char *rows_text,
-                        int64_t kb, const void *C, const Storage &sc, size_t esc, bool used) {
+                        int64_t kb, const void *C, const MatrixView &sc, size_t esc, bool used) {
     GPK_RETURN_ERROR_IF(p == nullptr, ctx, GPK_ERROR_INVALID_ARGUMENT,
                         "%s is NULL: gpk_gemm_blockscaled needs %s x ceil(k / 128) = %" PRId64 " x %" PRId64
                         " scales",
                         name, rows_text, rows, kb);
     if (!used) return GPK_SUCCESS;
-    const Storage s{rows, kb, rows};
+    const MatrixView s{rows, kb, rows};
     GPK_FORWARD_IF_ERROR(check_bytes_of(ctx, name, s, sizeof(float)));
     GPK_FORWARD_IF_ERROR(check_extent(ctx, name, p, s, sizeof(float)));
     GPK_RETURN_ERROR_IF(overlap(p, s, C, sc, sizeof(float), esc), ctx, GPK_ERROR_INVALID_ARGUMENT,
@@ -275,7 +277,7 @@ gpk_status check_gemm_ex(gpk_context *ctx, const char *fn, int layout, int trans
                          const float *scale_b, int *cls) {
     GPK_FORWARD_IF_ERROR(check_gemm_ex_dtypes(ctx, fn, a_dtype, b_dtype, c_dtype, blockscaled, cls));
     const size_t esa = dtype_size(a_dtype), esb = dtype_size(b_dtype), esc = dtype_size(c_dtype);
-    GemmStorage s{};
+    GemmViews s{};
     GPK_FORWARD_IF_ERROR(check_gemm_geometry(ctx, layout, transa, transb, m, n, k, lda, ldb, ldc, esa, esb, esc, &s));
     GPK_FORWARD_IF_ERROR(check_gemm_pointers(ctx, m, n, k, A, B, C, s, esa, esb, esc));
     if (!blockscaled) return GPK_SUCCESS;
@@ -291,7 +293,7 @@ gpk_status check_gemm_strided_batched(gpk_context *ctx, int dtype, int layout, i
                                       int64_t n, int64_t k, const void *A, int64_t lda, int64_t stride_a,
                                       const void *B, int64_t ldb, int64_t stride_b, const void *C, int64_t ldc,
                                       int64_t stride_c, int64_t batch_count) {
-    GemmStorage s{};
+    GemmViews s{};
     GPK_FORWARD_IF_ERROR(
         check_gemm_shape(ctx, "gpk_gemm_strided_batched", dtype, layout, transa, transb, m, n, k, lda, ldb, ldc, &s));
     GPK_FORWARD_IF_ERROR(check_size(ctx, "stride_a", stride_a));
@@ -308,7 +310,7 @@ gpk_status check_gemm_strided_batched(gpk_context *ctx, int dtype, int layout, i
                         "), when batch_count (%" PRId64 ") > 1: the C matrices must not overlap one another",
                         stride_c, span_c, s.c.outer, s.c.inner, ldc, batch_count);
     const size_t elem = dtype_size(dtype);
-    Storage wa{}, wb{}, wc{};
+    MatrixView wa{}, wb{}, wc{};
     GPK_RETURN_ERROR_IF(!batch_span(s.a, stride_a, batch_count, elem, &wa), ctx, GPK_ERROR_INVALID_ARGUMENT,
                         "stride_a (%" PRId64 ") times batch_count (%" PRId64
                         "): the A matrices would reach beyond 2^63 bytes",
@@ -358,9 +360,9 @@ gpk_status check_reduce(gpk_context *ctx, int dtype, int op, const void *x, int6
     GPK_RETURN_ERROR_IF(n == 0 && op != GPK_SUM, ctx, GPK_ERROR_INVALID_ARGUMENT,
                         "n (0) must be >= 1 for GPK_%s: the %s of no elements is undefined",
                         op == GPK_MIN ? "MIN" : "MAX", op == GPK_MIN ? "minimum" : "maximum");
-    GPK_FORWARD_IF_ERROR(check_bytes(ctx, "x", Storage{n, 1, n}, dtype));
+    GPK_FORWARD_IF_ERROR(check_bytes(ctx, "x", MatrixView::packed(n, 1), dtype));
     GPK_FORWARD_IF_ERROR(check_pointer(ctx, "x", x, n > 0));
-    if (n > 0) GPK_FORWARD_IF_ERROR(check_extent(ctx, "x", x, Storage{n, 1, n}, dtype_size(dtype)));
+    if (n > 0) GPK_FORWARD_IF_ERROR(check_extent(ctx, "x", x, MatrixView::packed(n, 1), dtype_size(dtype)));
     GPK_RETURN_ERROR_IF(result == nullptr, ctx, GPK_ERROR_INVALID_ARGUMENT, "result is NULL");
     return GPK_SUCCESS;
 }
@@ -372,8 +374,8 @@ gpk_status check_transpose(gpk_context *ctx, int dtype, int layout, int64_t rows
     GPK_FORWARD_IF_ERROR(check_size(ctx, "rows", rows));
     GPK_FORWARD_IF_ERROR(check_size(ctx, "cols", cols));
     const bool col = layout == GPK_COL_MAJOR;
-    const Storage sa{col ? rows : cols, col ? cols : rows, lda};
-    const Storage sb{col ? cols : rows, col ? rows : cols, ldb};
+    const MatrixView sa{col ? rows : cols, col ? cols : rows, lda};
+    const MatrixView sb{col ? cols : rows, col ? rows : cols, ldb};
     GPK_FORWARD_IF_ERROR(check_ld(ctx, "lda", lda, col ? "rows" : "cols", sa.inner));
     GPK_FORWARD_IF_ERROR(check_ld(ctx, "ldb", ldb, col ? "cols" : "rows", sb.inner));
     GPK_FORWARD_IF_ERROR(check_bytes(ctx, "A", sa, dtype));

@@ -9,14 +9,6 @@
 
 namespace gpk {
 
-// A matrix as it lies in memory: `outer` lines of `inner` contiguous elements, `ld`
-// elements apart (a column-major m x n matrix is inner = m, outer = n).
-struct Storage {
-    int64_t inner, outer, ld;
-    // Elements from the first to one past the last that belong to the matrix.
-    int64_t span() const { return inner == 0 || outer == 0 ? 0 : (outer - 1) * ld + inner; }
-};
-
 gpk_status check_gemm(gpk_context *ctx, int dtype, int layout, int transa, int transb, int64_t m,
                       int64_t n, int64_t k, const void *A, int64_t lda, const void *B, int64_t ldb,
                       const void *C, int64_t ldc);

@@ -21,7 +21,7 @@ struct Table;
 constexpr int GPK_OP_COUNT = 5;
 
 namespace gpk {
-// gpk_set_staging's settings: how host arrays flow through the GPU (cuda/pipeline.cpp).
+// gpk_set_staging's settings: how host arrays flow through the GPU (staging/pipeline.cpp).
 struct StagingSettings {
     static constexpr int kMaxStreams = 16;
     static constexpr int kDefaultStreams = 4;

@@ -4,12 +4,12 @@
 #include "checks.hpp"
 #include "context.hpp"
 #include "host/host.hpp"
+#include "matrix_view.hpp"
 #include "cuda/ladders.hpp"
-#include "cuda/pipeline.hpp"
-#include "cuda/planner.hpp"
 #include "cuda/resources.hpp"
 #include "registry.hpp"
 #include "scalars.hpp"
+#include "staging/pipeline.hpp"
 #include "status.hpp"
 #include "tuning.hpp"
 #include "validation.hpp"
@@ -56,20 +56,22 @@ tuning::Key key_for(const gpk_context &, const ReduceArgs &a) { return tuning::k
 tuning::Key key_for(const gpk_context &, const TransposeArgs &a) { return tuning::key_of(a); }
 tuning::Key key_for(const gpk_context &, const PiArgs &a) { return tuning::key_of(a); }
 
-// "auto": the rung `table` holds fastest for calls like this one that takes it, else
-// the ladder's default (tuning.hpp). `table` is the context's; a lane of the staging
-// pipeline runs with its caller's (run_auto).
+// "auto": the rung the context's table holds fastest for calls like this one that
+// takes it, else the ladder's default (tuning.hpp); rungs in `passed_over` (bit i:
+// rung i) are not considered.
 template <class Args>
-gpk_status pick(gpk_context &ctx, const tuning::Table *table, int op, const Ladder<Args> &ladder, const Args &args,
-                int dtype, int *index) {
+gpk_status pick(gpk_context &ctx, int op, const Ladder<Args> &ladder, const Args &args, int dtype, int *index,
+                uint64_t passed_over = 0) {
     const auto accepts = [&](int i, bool *yes) {
+        *yes = false;
+        if (i < 64 && (passed_over >> i & 1)) return GPK_SUCCESS;
         const char *why_not = nullptr;
         GPK_FORWARD_IF_ERROR(takes(ctx, ladder, i, args, dtype, &why_not));
         *yes = why_not == nullptr;
         return GPK_SUCCESS;
     };
-    GPK_FORWARD_IF_ERROR(tuning::choose(table, key_for(ctx, args), ladder.autos, ladder.auto_count, ladder.never,
-                                        accepts, index));
+    GPK_FORWARD_IF_ERROR(tuning::choose(ctx.tuning.get(), key_for(ctx, args), ladder.autos, ladder.auto_count,
+                                        ladder.never, accepts, index));
     GPK_RETURN_ERROR_IF(*index < 0, &ctx, GPK_ERROR_NOT_SUPPORTED,
                         "no variant of %s that \"auto\" may choose takes this call", op_label(op));
     return GPK_SUCCESS;
@@ -80,7 +82,7 @@ gpk_status pick(gpk_context &ctx, const tuning::Table *table, int op, const Ladd
 template <class Args>
 gpk_status select(gpk_context &ctx, int op, const Ladder<Args> &ladder, const Args &args, int dtype, int *index) {
     const int i = ctx.variant[op];
-    if (i < 0) return pick(ctx, ctx.tuning.get(), op, ladder, args, dtype, index);
+    if (i < 0) return pick(ctx, op, ladder, args, dtype, index);
     GPK_FORWARD_IF_ERROR(check_dtype_of(ctx, op, ladder, i, dtype));
     const char *why_not = nullptr;
     GPK_FORWARD_IF_ERROR(takes(ctx, ladder, i, args, dtype, &why_not));
@@ -90,59 +92,29 @@ gpk_status select(gpk_context &ctx, int op, const Ladder<Args> &ladder, const Ar
     return GPK_SUCCESS;
 }
 
-const Ladder<GemmArgs> &cuda_ladder_for(const GemmArgs &) { return gemm_ladder(GPK_BACKEND_CUDA); }
-const Ladder<ReduceArgs> &cuda_ladder_for(const ReduceArgs &) { return reduce_ladder(GPK_BACKEND_CUDA); }
-const Ladder<TransposeArgs> &cuda_ladder_for(const TransposeArgs &) { return transpose_ladder(GPK_BACKEND_CUDA); }
-int op_of(const GemmArgs &) { return GPK_OP_GEMM; }
-int op_of(const ReduceArgs &) { return GPK_OP_REDUCE; }
-int op_of(const TransposeArgs &) { return GPK_OP_TRANSPOSE; }
-
-// A staged call under "auto" (host arrays through the pipeline) chooses a rung for
-// each piece it launches, since a piece may be aligned where the whole is not, or the
-// other way round, and its shape is the piece's. The pieces run on the pipeline's lane
-// contexts, which carry what launchers read and not the caller's table; the pipeline
-// launches them from the calling thread, so the table, and where to note the rung
-// that ran, travel beside them on this thread for the length of the call.
-struct AutoScope {
-    const tuning::Table *table;
-    int ran = -1;  // the rung of the last piece launched
-};
-thread_local AutoScope *t_auto = nullptr;
-
-class AutoGuard {
-public:
-    explicit AutoGuard(AutoScope &scope) : outer_(t_auto) { t_auto = &scope; }
-    ~AutoGuard() { t_auto = outer_; }
-    AutoGuard(const AutoGuard &) = delete;
-    AutoGuard &operator=(const AutoGuard &) = delete;
-
-private:
-    AutoScope *outer_;
-};
-
-template <class Args>
-gpk_status run_auto(gpk_context &ctx, const Args &args) {
-    const Ladder<Args> &ladder = cuda_ladder_for(args);
-    int index = 0;
-    GPK_FORWARD_IF_ERROR(pick(ctx, t_auto != nullptr ? t_auto->table : nullptr, op_of(args), ladder, args, args.dtype,
-                              &index));
-    if (t_auto != nullptr) t_auto->ran = index;
-    return ladder.rungs[index].run(ctx, args);
+// A call that runs in pieces (the staging pipeline's chunks, gpk_gemm_ex's device
+// copies) runs the rung chosen for the whole call, *index, on every piece, and the
+// pieces exist only once the call is under way: `stage(i, &refused)` runs the call on
+// rung i after asking it about every piece, and says whether it refused one, before
+// anything was written. Under "auto" such a rung is passed over and the pick made
+// again without it (the reference rung takes every piece); a rung set by name
+// refuses the call.
+template <class Args, class Stage>
+gpk_status run_in_pieces(gpk_context &ctx, int op, const Ladder<Args> &ladder, const Args &args, int dtype, int *index,
+                         Stage &&stage) {
+    uint64_t passed_over = 0;
+    for (;;) {
+        bool refused = false;
+        const gpk_status st = stage(*index, &refused);
+        if (!refused || ctx.variant[op] >= 0 || *index >= 64) return st;
+        passed_over |= uint64_t(1) << *index;
+        GPK_FORWARD_IF_ERROR(pick(ctx, op, ladder, args, dtype, index, passed_over));
+    }
 }
 
-// What the staging pipeline launches for rung `index`: the rung itself when it was
-// set on the context, else run_auto, piece by piece.
 template <class Args>
-Launcher<Args> launcher(const gpk_context &ctx, int op, const Ladder<Args> &ladder, int index) {
-    return ctx.variant[op] >= 0 ? ladder.rungs[index].run : run_auto<Args>;
-}
-
-// What the staging pipeline asks before its first write: the rung's takes function
-// when launcher() runs the rung itself on every piece (run_auto chooses per piece).
-template <class Args>
-cuda::RungCheck<Args> rung_check(const gpk_context &ctx, int op, const Ladder<Args> &ladder, int index) {
-    if (launcher(ctx, op, ladder, index) != ladder.rungs[index].run) return {};
-    return {ladder.rungs[index].name, ladder.rungs[index].takes};
+cuda::Rung<Args> rung_of(const Ladder<Args> &ladder, int index) {
+    return {ladder.rungs[index].name, ladder.rungs[index].run, ladder.rungs[index].takes};
 }
 
 // Validation compares with the vendor variant, or with the reference rung when the
@@ -201,7 +173,7 @@ gpk_status fetch(gpk_context &ctx, void *out, const void *src, int64_t ld, int64
     return sync(ctx);
 }
 
-// Host arrays go through the staging pipeline (cuda/pipeline.cpp), in validation mode
+// Host arrays go through the staging pipeline (staging/pipeline.cpp), in validation mode
 // too (the pipeline then checks chunk by chunk). Device arrays are computed in place
 // here and, in validation mode, recomputed by the checker into the context's Check
 // buffer and compared on the host (validation.hpp).
@@ -236,12 +208,12 @@ gpk_status gemm_checker(gpk_context &ctx, const Ladder<GemmArgs> &ladder, int in
 gpk_status gemm_on_host(gpk_context &ctx, const GemmArgs &a) {
     // Each operand in its own element size (gpk_gemm_ex's differ).
     const size_t esa = a_size(a), esb = b_size(a), es = c_size(a);
-    const Storage sa{a.transa ? a.k : a.m, a.transa ? a.m : a.k, a.lda};
-    const Storage sb{a.transb ? a.n : a.k, a.transb ? a.k : a.n, a.ldb};
+    const MatrixView sa{a.transa ? a.k : a.m, a.transa ? a.m : a.k, a.lda};
+    const MatrixView sb{a.transb ? a.n : a.k, a.transb ? a.k : a.n, a.ldb};
     // Block scales: kb lines of one scale per group of rows (columns), ld apart.
     const int64_t kb = (a.k + 127) / 128;
-    const Storage ssa{(a.m + a.scale_a_group - 1) / a.scale_a_group, kb, a.scale_a_ld};
-    const Storage ssb{(a.n + a.scale_b_group - 1) / a.scale_b_group, kb, a.scale_b_ld};
+    const MatrixView ssa{(a.m + a.scale_a_group - 1) / a.scale_a_group, kb, a.scale_a_ld};
+    const MatrixView ssb{(a.n + a.scale_b_group - 1) / a.scale_b_group, kb, a.scale_b_ld};
     const bool scaled = a.scale_a != nullptr && a.k > 0;
     std::vector<unsigned char> A, B, C;
     std::vector<float> SA, SB;
@@ -303,7 +275,7 @@ gpk_status gemm_device(gpk_context &ctx, const GemmArgs &a, int *run_index, int 
     return verdict.verdict(ctx, ladder.rungs[index].name, check_name);
 }
 
-// *ran: the rung that ran (for a staged call under "auto", that of its last piece).
+// *ran: the rung that ran.
 gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row_major, int *ran) {
     const Ladder<GemmArgs> &ladder = gemm_ladder(GPK_BACKEND_CUDA);
     GemmArgs a = user;
@@ -315,7 +287,6 @@ gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row
     const bool scale_only = !gemm_forms_product(a);
     if (scale_only) a.k = 0;
     *ran = !scale_only ? index : is_16bit(a.dtype) ? ladder.vendor : ladder.reference;
-    const Launcher<GemmArgs> run = ladder.rungs[*ran].run;
     const bool validate = ctx.validation && !scale_only;
 
     bool dev_a = true, dev_b = true, dev_c = true, dev_s = true;
@@ -331,30 +302,34 @@ gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row
     }
     GPK_FORWARD_IF_ERROR(locate(ctx, a.C, "C", &dev_c));
     if (is_gemm_ex_class(a.dtype) && !(dev_a && dev_b && dev_c && dev_s)) {
-        // gpk_gemm_ex's host arrays go up in one piece (dispatch_ex.cpp); the rung is
-        // chosen again, or asked again, on the device copies, whose alignment may differ.
+        // gpk_gemm_ex's host arrays go up in one piece (dispatch_ex.cpp), whose
+        // alignment may differ from the caller's: the rung is asked again on it.
         return gemm_ex_staged(ctx, a, [&](const GemmArgs &d) -> gpk_status {
-            int i = *ran;
-            if (!scale_only) GPK_FORWARD_IF_ERROR(select(ctx, GPK_OP_GEMM, ladder, d, d.dtype, &i));
-            *ran = i;
-            const gpk_status st = gemm_device(ctx, d, &i, scale_only ? index : i, validate);
-            *ran = i;
-            return st;
+            if (scale_only) return gemm_device(ctx, d, ran, index, validate);
+            return run_in_pieces(ctx, GPK_OP_GEMM, ladder, d, d.dtype, ran, [&](int i, bool *refused) -> gpk_status {
+                const char *why_not = nullptr;
+                GPK_FORWARD_IF_ERROR(takes(ctx, ladder, i, d, d.dtype, &why_not));
+                *refused = why_not != nullptr;
+                if (*refused) return cuda::refuse(ctx, "gemm", ladder.rungs[i].name, why_not);
+                return gemm_device(ctx, d, &i, i, validate);
+            });
         });
     }
     if (!(dev_a && dev_b && dev_c)) {
-        int ci = -1;
-        GPK_FORWARD_IF_ERROR(gemm_checker(ctx, ladder, index, a, &ci));
-        const Launcher<GemmArgs> check_run = ci >= 0 ? ladder.rungs[ci].run : gemm_on_host;
-        const char *check_name = ci >= 0 ? ladder.rungs[ci].name : "host";
         // The caller's B stays resident: after the row-major swap that is the normalized A.
-        const cuda::Checker<GemmArgs> check{check_run, ladder.rungs[index].name, check_name};
-        AutoScope scope{ctx.tuning.get()};
-        const AutoGuard guard(scope);
-        const gpk_status st = cuda::staged_gemm(ctx, a, scale_only ? run : launcher(ctx, GPK_OP_GEMM, ladder, index),
-                                                row_major, dev_a, dev_b, dev_c, validate ? &check : nullptr);
-        if (scope.ran >= 0) *ran = scope.ran;
-        return st;
+        const auto stage = [&](int i, bool *refused) -> gpk_status {
+            int ci = -1;
+            GPK_FORWARD_IF_ERROR(gemm_checker(ctx, ladder, i, a, &ci));
+            const cuda::Checker<GemmArgs> check{ci >= 0 ? ladder.rungs[ci].run : gemm_on_host, ladder.rungs[i].name,
+                                                ci >= 0 ? ladder.rungs[ci].name : "host"};
+            return cuda::staged_gemm(ctx, a, rung_of(ladder, scale_only ? *ran : i), row_major, dev_a, dev_b, dev_c,
+                                     validate ? &check : nullptr, refused);
+        };
+        if (scale_only) {
+            bool refused = false;
+            return stage(index, &refused);
+        }
+        return run_in_pieces(ctx, GPK_OP_GEMM, ladder, a, a.dtype, ran, stage);
     }
     return gemm_device(ctx, a, ran, index, validate);
 }
@@ -371,15 +346,12 @@ gpk_status reduce_cuda(gpk_context &ctx, const ReduceArgs &user, int index, int 
     GPK_FORWARD_IF_ERROR(locate(ctx, a.result, "result", &dev_r));
     const Launcher<ReduceArgs> run = ladder.rungs[index].run;
     *ran = index;
-    if (!dev_x) {
-        const cuda::Checker<ReduceArgs> check{ladder.rungs[ci].run, ladder.rungs[index].name, ladder.rungs[ci].name};
-        AutoScope scope{ctx.tuning.get()};
-        const AutoGuard guard(scope);
-        const gpk_status st = cuda::staged_reduce(ctx, a, launcher(ctx, GPK_OP_REDUCE, ladder, index), dev_r,
-                                                  ctx.validation ? &check : nullptr);
-        if (scope.ran >= 0) *ran = scope.ran;
-        return st;
-    }
+    if (!dev_x)
+        return run_in_pieces(ctx, GPK_OP_REDUCE, ladder, a, a.dtype, ran, [&](int i, bool *refused) {
+            const int c = checker_of(ladder, i);
+            const cuda::Checker<ReduceArgs> check{ladder.rungs[c].run, ladder.rungs[i].name, ladder.rungs[c].name};
+            return cuda::staged_reduce(ctx, a, rung_of(ladder, i), dev_r, ctx.validation ? &check : nullptr, refused);
+        });
 
     // x on the device: a host result is computed into the context's Stage buffer.
     if (!dev_r) GPK_FORWARD_IF_ERROR(cuda::buffer(ctx, Slot::Stage, rs, &a.result));
@@ -430,16 +402,12 @@ gpk_status transpose_cuda(gpk_context &ctx, const TransposeArgs &user, int index
     const Launcher<TransposeArgs> run = ladder.rungs[index].run;
     const char *name = ladder.rungs[index].name;
     *ran = index;
-    if (!(dev_a && dev_b)) {
-        const cuda::Checker<TransposeArgs> check{nullptr, name, nullptr};
-        AutoScope scope{ctx.tuning.get()};
-        const AutoGuard guard(scope);
-        const gpk_status st = cuda::staged_transpose(ctx, a, launcher(ctx, GPK_OP_TRANSPOSE, ladder, index),
-                                                     rung_check(ctx, GPK_OP_TRANSPOSE, ladder, index), dev_a, dev_b,
-                                                     ctx.validation ? &check : nullptr);
-        if (scope.ran >= 0) *ran = scope.ran;
-        return st;
-    }
+    if (!(dev_a && dev_b))
+        return run_in_pieces(ctx, GPK_OP_TRANSPOSE, ladder, a, a.dtype, ran, [&](int i, bool *refused) {
+            const cuda::Checker<TransposeArgs> check{nullptr, ladder.rungs[i].name, nullptr};
+            return cuda::staged_transpose(ctx, a, rung_of(ladder, i), dev_a, dev_b, ctx.validation ? &check : nullptr,
+                                          refused);
+        });
 
     std::vector<unsigned char> space;
     if (ctx.validation) GPK_FORWARD_IF_ERROR(reserve(ctx, &space, 2 * bytes));
@@ -466,7 +434,7 @@ gpk_status pi_checker(gpk_context &ctx, const Ladder<PiArgs> &ladder, const PiAr
         return GPK_SUCCESS;
     }
     int best = 0;
-    GPK_FORWARD_IF_ERROR(pick(ctx, ctx.tuning.get(), GPK_OP_PI, ladder, a, -1, &best));
+    GPK_FORWARD_IF_ERROR(pick(ctx, GPK_OP_PI, ladder, a, -1, &best));
     *checker = index != best ? best : ladder.reference;
     return GPK_SUCCESS;
 }

@@ -1,5 +1,5 @@
 // Runs a checked, column-major-normalized call on the context's backend: picks the
-// variant, sends host arrays through the staging pipeline (cuda/pipeline.hpp) for the
+// variant, sends host arrays through the staging pipeline (staging/pipeline.hpp) for the
 // CUDA backend, and in validation mode compares the result with a second, independent
 // computation (validation.hpp): the pipeline chunk by chunk, device arrays whole.
 #pragma once

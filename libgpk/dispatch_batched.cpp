@@ -3,10 +3,11 @@
 // pipeline in chunks of whole products (checked there in validation mode).
 #include "checks.hpp"
 #include "context.hpp"
-#include "cuda/pipeline.hpp"
 #include "cuda/resources.hpp"
+#include "staging/pipeline.hpp"
 #include "dispatch_util.hpp"
 #include "host/host.hpp"
+#include "matrix_view.hpp"
 #include "registry.hpp"
 #include "scalars.hpp"
 #include "status.hpp"
@@ -26,18 +27,18 @@ using cuda::Slot;
 bool forms_product(const GemmBatchedCall &c) { return c.k > 0 && in_dtype(c.dtype, c.alpha) != 0.0; }
 bool reads_c(const GemmBatchedCall &c) { return in_dtype(c.dtype, c.beta) != 0.0; }
 
-// The storage of one product's C as the caller lays it out: `outer` lines of `inner`.
-Storage batched_c(const GemmBatchedCall &c) {
-    return c.layout == GPK_COL_MAJOR ? Storage{c.m, c.n, c.ldc} : Storage{c.n, c.m, c.ldc};
+// One product's C as the caller lays it out: `outer` lines of `inner`.
+MatrixView batched_c(const GemmBatchedCall &c) {
+    return c.layout == GPK_COL_MAJOR ? MatrixView{c.m, c.n, c.ldc} : MatrixView{c.n, c.m, c.ldc};
 }
 // Of op(A) and op(B), stored (CBLAS rules).
-Storage batched_a(const GemmBatchedCall &c) {
+MatrixView batched_a(const GemmBatchedCall &c) {
     const bool inner_m = (c.layout == GPK_COL_MAJOR) != (c.transa == GPK_TRANS);
-    return inner_m ? Storage{c.m, c.k, c.lda} : Storage{c.k, c.m, c.lda};
+    return inner_m ? MatrixView{c.m, c.k, c.lda} : MatrixView{c.k, c.m, c.lda};
 }
-Storage batched_b(const GemmBatchedCall &c) {
+MatrixView batched_b(const GemmBatchedCall &c) {
     const bool inner_k = (c.layout == GPK_COL_MAJOR) != (c.transb == GPK_TRANS);
-    return inner_k ? Storage{c.k, c.n, c.ldb} : Storage{c.n, c.k, c.ldb};
+    return inner_k ? MatrixView{c.k, c.n, c.ldb} : MatrixView{c.n, c.k, c.ldb};
 }
 
 // Copies `batch` matrices of `s.outer` lines of `s.inner` elements, matrix i at
@@ -45,7 +46,7 @@ Storage batched_b(const GemmBatchedCall &c) {
 // follow one another ld apart (stride == ld * outer), one per matrix otherwise. Only
 // the matrices' elements are written, never the padding between lines or matrices.
 gpk_status copy_batch(gpk_context &ctx, void *dst, int64_t dld, int64_t dstride, const void *src, int64_t sld,
-                      int64_t sstride, const Storage &s, int64_t batch, size_t es, cudaMemcpyKind kind) {
+                      int64_t sstride, const MatrixView &s, int64_t batch, size_t es, cudaMemcpyKind kind) {
     if (batch == 1 || (dstride == dld * s.outer && sstride == sld * s.outer))
         return copy_matrix(ctx, dst, dld, src, sld, s.inner, s.outer * batch, es, kind);
     for (int64_t b = 0; b < batch; ++b)
@@ -56,7 +57,7 @@ gpk_status copy_batch(gpk_context &ctx, void *dst, int64_t dld, int64_t dstride,
 }
 
 // Bytes of a batch's span: matrix 0's first element to matrix batch - 1's last.
-size_t span_bytes(const Storage &s, int64_t stride, int64_t batch, size_t es) {
+size_t span_bytes(const MatrixView &s, int64_t stride, int64_t batch, size_t es) {
     return s.span() == 0 ? 0 : static_cast<size_t>((batch - 1) * stride + s.span()) * es;
 }
 
@@ -65,7 +66,7 @@ size_t span_bytes(const Storage &s, int64_t stride, int64_t batch, size_t es) {
 // each product is a gemm of its own, with its own scale and tolerance.
 gpk_status compare_batched(gpk_context &ctx, const GemmBatchedCall &c, const void *ref, const char *variant,
                            const char *checker) {
-    const Storage sc = batched_c(c);
+    const MatrixView sc = batched_c(c);
     const size_t es = dtype_size(c.dtype);
     const size_t per = static_cast<size_t>(sc.inner * sc.outer);
     std::vector<unsigned char> got, want;
@@ -96,7 +97,7 @@ gpk_status compare_batched(gpk_context &ctx, const GemmBatchedCall &c, const voi
 // the host, sent back.
 gpk_status batched_on_host(gpk_context &ctx, const GemmBatchedCall &c) {
     const size_t es = dtype_size(c.dtype);
-    const Storage sa = batched_a(c), sb = batched_b(c), sc = batched_c(c);
+    const MatrixView sa = batched_a(c), sb = batched_b(c), sc = batched_c(c);
     const size_t ba = span_bytes(sa, c.stride_a, c.batch_count, es), bb = span_bytes(sb, c.stride_b, c.batch_count, es);
     const size_t bc = span_bytes(sc, c.stride_c, c.batch_count, es);
     std::vector<unsigned char> A, B, C;
@@ -146,7 +147,7 @@ gpk_status batched_on_device(gpk_context &ctx, const GemmBatchedCall &c, int ind
     const bool validate = ctx.validation && forms_product(c);
     if (!validate) return ladder.rungs[index].run(ctx, c);
     const size_t es = dtype_size(c.dtype);
-    const Storage sc = batched_c(c);
+    const MatrixView sc = batched_c(c);
     void *check = nullptr;
     GPK_FORWARD_IF_ERROR(cuda::buffer(ctx, Slot::Check, static_cast<size_t>(sc.inner * sc.outer * c.batch_count) * es, &check));
     GemmBatchedCall k = c;
@@ -171,7 +172,7 @@ gpk_status gemm_batched_cuda(gpk_context &ctx, const GemmBatchedCall &c, int ind
     }
     GPK_FORWARD_IF_ERROR(locate(ctx, c.C, "C", &dev_c));
     if (dev_a && dev_b && dev_c) return batched_on_device(ctx, c, index);
-    // Host arrays through the staging pipeline (cuda/pipeline.cpp), in validation mode
+    // Host arrays through the staging pipeline (staging/pipeline.cpp), in validation mode
     // too: each chunk is checked there, product by product.
     const Ladder<GemmBatchedCall> &ladder = gemm_batched_ladder(GPK_BACKEND_CUDA);
     const bool validate = ctx.validation && forms_product(c);
@@ -179,10 +180,8 @@ gpk_status gemm_batched_cuda(gpk_context &ctx, const GemmBatchedCall &c, int ind
     if (validate) GPK_FORWARD_IF_ERROR(batched_checker(ctx, ladder, index, c, &ci));
     const cuda::Checker<GemmBatchedCall> check{ci >= 0 ? ladder.rungs[ci].run : batched_on_host,
                                                ladder.rungs[index].name, ci >= 0 ? ladder.rungs[ci].name : "host"};
-    auto operand = [](const Storage &s) { return cuda::BatchedOperand{s.inner, s.outer, s.ld}; };
-    return cuda::staged_gemm_batched(ctx, c, ladder.rungs[index].run, operand(batched_a(c)),
-                                     operand(batched_b(c)), operand(batched_c(c)), dev_a, dev_b, dev_c,
-                                     validate ? &check : nullptr);
+    return cuda::staged_gemm_batched(ctx, c, ladder.rungs[index].run, batched_a(c), batched_b(c), batched_c(c),
+                                     dev_a, dev_b, dev_c, validate ? &check : nullptr);
 }
 
 }  // namespace gpk

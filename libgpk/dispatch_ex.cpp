@@ -1,6 +1,6 @@
 // gpk_gemm_ex and gpk_gemm_blockscaled on the CUDA backend with host arrays.
 //
-// The staging pipeline (cuda/pipeline.cpp) cuts gpk_gemm's calls into chunks of one
+// The staging pipeline (staging/pipeline.cpp) cuts gpk_gemm's calls into chunks of one
 // element size; a gpk_gemm_ex call's operands each have their own, and block scales
 // would have to be cut with the chunks on multiples of 128. Until the pipeline carries
 // both, such a call goes up in one piece: every host array (A, B, C when it is read,
@@ -13,6 +13,7 @@
 
 #include "checks.hpp"
 #include "cuda/resources.hpp"
+#include "matrix_view.hpp"
 #include "scalars.hpp"
 #include "status.hpp"
 
@@ -37,12 +38,15 @@ size_t round_up(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 // workspace, validation's check buffer) and the runtime's.
 constexpr size_t kMargin = size_t{512} << 20;
 
-// One array of the call: where it is, its lines, and its place in the Stage buffer.
+// One array of the call: where it is and its lines (host.ptr null: on the device
+// already, or not read), and its copy's lines and place in the Stage buffer.
 struct Part {
-    const void *host = nullptr;  // null: on the device already, or not read
-    int64_t inner = 0, outer = 0, ld = 0, dev_ld = 0;
-    size_t es = 0, offset = 0;
-    size_t bytes() const { return static_cast<size_t>(dev_ld) * static_cast<size_t>(outer) * es; }
+    MatrixView host;
+    size_t es = 0;
+    int64_t dev_ld = 0;
+    size_t offset = 0;
+    size_t bytes() const { return static_cast<size_t>(dev_ld) * static_cast<size_t>(host.outer) * es; }
+    bool staged() const { return host.ptr != nullptr; }
 };
 
 }  // namespace
@@ -66,18 +70,18 @@ gpk_status gemm_ex_staged(gpk_context &ctx, const GemmArgs &a,
     // the scales kb lines of one float per group of rows (columns), C m x n.
     const int64_t kb = (a.k + 127) / 128;
     Part pa, pb, psa, psb, pc;
-    if (product && !dev_a) pa = Part{a.A, a.transa ? a.k : a.m, a.transa ? a.m : a.k, a.lda, 0, a_size(a)};
-    if (product && !dev_b) pb = Part{a.B, a.transb ? a.n : a.k, a.transb ? a.k : a.n, a.ldb, 0, b_size(a)};
+    if (product && !dev_a) pa = Part{MatrixView{a.transa ? a.k : a.m, a.transa ? a.m : a.k, a.lda, a.A}, a_size(a)};
+    if (product && !dev_b) pb = Part{MatrixView{a.transb ? a.n : a.k, a.transb ? a.k : a.n, a.ldb, a.B}, b_size(a)};
     if (product && a.scale_a != nullptr && !dev_sa)
-        psa = Part{a.scale_a, (a.m + a.scale_a_group - 1) / a.scale_a_group, kb, a.scale_a_ld, 0, sizeof(float)};
+        psa = Part{MatrixView{(a.m + a.scale_a_group - 1) / a.scale_a_group, kb, a.scale_a_ld, a.scale_a}, sizeof(float)};
     if (product && a.scale_b != nullptr && !dev_sb)
-        psb = Part{a.scale_b, (a.n + a.scale_b_group - 1) / a.scale_b_group, kb, a.scale_b_ld, 0, sizeof(float)};
-    if (!dev_c) pc = Part{a.C, a.m, a.n, a.ldc, 0, c_size(a)};
+        psb = Part{MatrixView{(a.n + a.scale_b_group - 1) / a.scale_b_group, kb, a.scale_b_ld, a.scale_b}, sizeof(float)};
+    if (!dev_c) pc = Part{MatrixView{a.m, a.n, a.ldc, a.C}, c_size(a)};
     Part *parts[] = {&pa, &pb, &psa, &psb, &pc};
     size_t total = 0;
     for (Part *p : parts) {
-        if (p->host == nullptr) continue;
-        p->dev_ld = p == &psa || p == &psb ? p->inner : packed_ld(p->inner, p->es);
+        if (!p->staged()) continue;
+        p->dev_ld = p == &psa || p == &psb ? p->host.inner : packed_ld(p->host.inner, p->es);
         p->offset = total;
         total += round_up(p->bytes());
     }
@@ -104,20 +108,21 @@ gpk_status gemm_ex_staged(gpk_context &ctx, const GemmArgs &a,
     // Up: every host array but a C that is not read.
     GemmArgs d = a;
     for (Part *p : parts) {
-        if (p->host == nullptr || (p == &pc && !read_c)) continue;
-        GPK_FORWARD_IF_ERROR(copy_matrix(ctx, base + p->offset, p->dev_ld, p->host, p->ld, p->inner, p->outer, p->es,
+        if (!p->staged() || (p == &pc && !read_c)) continue;
+        const MatrixView &h = p->host;
+        GPK_FORWARD_IF_ERROR(copy_matrix(ctx, base + p->offset, p->dev_ld, h.ptr, h.ld, h.inner, h.outer, p->es,
                                          cudaMemcpyHostToDevice));
     }
-    if (pa.host != nullptr) d.A = base + pa.offset, d.lda = pa.dev_ld;
-    if (pb.host != nullptr) d.B = base + pb.offset, d.ldb = pb.dev_ld;
-    if (psa.host != nullptr) d.scale_a = reinterpret_cast<const float *>(base + psa.offset), d.scale_a_ld = psa.dev_ld;
-    if (psb.host != nullptr) d.scale_b = reinterpret_cast<const float *>(base + psb.offset), d.scale_b_ld = psb.dev_ld;
-    if (pc.host != nullptr) d.C = base + pc.offset, d.ldc = pc.dev_ld;
+    if (pa.staged()) d.A = base + pa.offset, d.lda = pa.dev_ld;
+    if (pb.staged()) d.B = base + pb.offset, d.ldb = pb.dev_ld;
+    if (psa.staged()) d.scale_a = reinterpret_cast<const float *>(base + psa.offset), d.scale_a_ld = psa.dev_ld;
+    if (psb.staged()) d.scale_b = reinterpret_cast<const float *>(base + psb.offset), d.scale_b_ld = psb.dev_ld;
+    if (pc.staged()) d.C = base + pc.offset, d.ldc = pc.dev_ld;
 
     // GPK_ERROR_VALIDATION still delivers the variant's result, as for device arrays.
     const gpk_status verdict = device(d);
     if (verdict != GPK_SUCCESS && verdict != GPK_ERROR_VALIDATION) return verdict;
-    if (pc.host != nullptr)
+    if (pc.staged())
         GPK_FORWARD_IF_ERROR(copy_matrix(ctx, a.C, a.ldc, d.C, d.ldc, a.m, a.n, pc.es, cudaMemcpyDeviceToHost));
     GPK_FORWARD_IF_ERROR(sync(ctx));
     return verdict;

@@ -1,7 +1,7 @@
 // Validation mode's comparisons (gpk_set_validation): the variant's result against a
 // second, independent one, on host copies of both. Plain C++ (no CUDA), used on whole
 // arrays (device-array calls, dispatch.cpp) and chunk by chunk (host arrays, through
-// the staging pipeline, cuda/pipeline.cpp). gemm and transpose accumulate over the
+// the staging pipeline, staging/pipeline.cpp). gemm and transpose accumulate over the
 // pieces they are given and decide once, at the end, by the whole call's rule, so a
 // call's verdict and message are the same however it was cut into chunks.
 #pragma once

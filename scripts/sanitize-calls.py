@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A few calls of every CUDA variant of gemm, gemm_batched, reduce, transpose and pi,
+"""A few calls of every CUDA variant of gemm, gemm_ex, gemm_batched, reduce, transpose and pi,
 small enough to run under compute-sanitizer's racecheck in seconds where the
 conformance programs take minutes: each variant on odd sizes, every dtype (gemm: F16,
 BF16 with ml_dtypes, and F32 in TF32 mode too) and reduce op, results checked against
@@ -9,7 +9,8 @@ usage: GPK_LIBRARY=build/libgpk/libgpk.so PYTHONPATH=build/bindings/python \\
            compute-sanitizer --tool racecheck python3 scripts/sanitize-calls.py [cuda|host] [OP...]
 (the build's copy of the package, which has its generated _config module; or an
 installed one.)
-OPs: gemm, gemm_batched, reduce, transpose, pi (default: all). Host numpy arrays, so
+OPs: gemm, gemm_ex (FP8 per tensor and block-scaled, 16-bit into F32), gemm_batched,
+reduce, transpose, pi (default: all). Host numpy arrays, so
 every call also goes through the staging pipeline.
 """
 import sys
@@ -19,9 +20,9 @@ import numpy as np
 import gpk
 
 try:
-    from ml_dtypes import bfloat16
-except ImportError:  # BF16 needs ml_dtypes' dtype in numpy
-    bfloat16 = None
+    from ml_dtypes import bfloat16, float8_e4m3fn, float8_e5m2
+except ImportError:  # BF16 and FP8 need ml_dtypes' dtypes in numpy
+    bfloat16 = float8_e4m3fn = float8_e5m2 = None
 
 
 def main(backend, ops):
@@ -53,6 +54,36 @@ def main(backend, ops):
                             print(f"gemm {name} {np.dtype(dtype).name} {m}x{n}x{k} {order} {ta} {tb}: wrong result")
             ctx.math_mode = "default"
             print(f"gemm {name}: done", flush=True)
+        # gemm_ex: FP8 operands (small integers are exact in E4M3 and E5M2, and their
+        # products and sums in F32) per tensor and with block scales of 1, and 16-bit
+        # operands into F32, through every rung that takes them.
+        ex_kinds = [] if float8_e4m3fn is None else [
+            (float8_e4m3fn, float8_e4m3fn, False), (float8_e5m2, float8_e4m3fn, False),
+            (float8_e4m3fn, float8_e4m3fn, True), (np.float16, np.float16, False), (bfloat16, bfloat16, False)]
+        for name in ctx.variants("gemm") if "gemm_ex" in ops else ():
+            ctx.set_variant("gemm", name)
+            for da, db, block in ex_kinds:
+                for m, n, k in ((1, 1, 1), (33, 17, 65), (130, 70, 300)):
+                    for order, ta, tb in (("C", False, False), ("F", True, False), ("F", False, True), ("C", True, False)):
+                        a = np.asarray(rng.integers(-8, 9, (k, m) if ta else (m, k)).astype(da), order=order)
+                        b = np.asarray(rng.integers(-8, 9, (n, k) if tb else (k, n)).astype(db), order=order)
+                        kb = (k + 127) // 128
+                        try:
+                            if block:
+                                got = ctx.gemm_blockscaled(a, b, np.ones((m, kb), np.float32, order="F"),
+                                                           np.ones(((n + 127) // 128, kb), np.float32, order="F"),
+                                                           transa=ta, transb=tb, out_dtype=np.float32)
+                            else:
+                                got = ctx.gemm_ex(a, b, transa=ta, transb=tb, out_dtype=np.float32)
+                        except gpk.NotSupportedError:
+                            continue  # a rung without these dtypes or layout (cuBLASLt's FP8 is TN only)
+                        calls += 1
+                        exact = (a.T if ta else a).astype(np.float64) @ (b.T if tb else b).astype(np.float64)
+                        if not np.array_equal(got, exact.astype(np.float32)):
+                            wrong += 1
+                            print(f"gemm_ex {name} {np.dtype(da).name}x{np.dtype(db).name} block={block} "
+                                  f"{m}x{n}x{k} {order} {ta} {tb}: wrong result")
+            print(f"gemm_ex {name}: done", flush=True)
         # gemm_batched: stacks of products of the sizes each rung is for (a thread's
         # product, a block's, a single gemm's tiles), one shared B among them.
         for name in ctx.variants("gemm_batched") if "gemm_batched" in ops else ():
@@ -116,4 +147,4 @@ def main(backend, ops):
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "cuda",
-                  set(sys.argv[2:]) or {"gemm", "gemm_batched", "reduce", "transpose", "pi"}))
+                  set(sys.argv[2:]) or {"gemm", "gemm_ex", "gemm_batched", "reduce", "transpose", "pi"}))

@@ -3,8 +3,6 @@
 // turn CUDA/cuBLAS/cuRAND failures into a status with the library's error text.
 #include "resources.hpp"
 
-#include "pipeline.hpp"
-
 #include <cublasLt.h>
 
 #include <new>

@@ -61,7 +61,7 @@ gpk_status buffer(gpk_context &ctx, Slot slot, size_t bytes, void **ptr);
 gpk_status zero_word(gpk_context &ctx, unsigned int **word);
 
 // ---- lanes ------------------------------------------------------------------------
-// A lane is one stream of the staging pipeline (cuda/executor.cpp) and the context
+// A lane is one stream of the staging pipeline (staging/executor.cpp) and the context
 // its launchers are given: the caller's device and backend on the lane's stream, with
 // the lane's own scratch buffer, zero word and cuBLAS handle (ctx.cuda), so that the
 // same launchers run on several lanes at once without sharing anything mutable, and
@@ -84,10 +84,15 @@ void release_lane_scratch(Lane &lane);
 // Frees everything the lane holds, its stream included. Never fails.
 void release_lane(Lane &lane);
 
-// The context's staging pipeline (cuda/executor.hpp), made on first use; destroy()
-// frees it.
+// The context's staging pipeline (staging/executor.hpp), made on first use; destroy()
+// frees it. The context holds it as an opaque pointer, so that this file, beneath
+// the staging folder, needs nothing of it but these two names.
 class Pipeline;
 Pipeline *&pipeline_of(gpk_context &ctx);
+// Frees the pipeline and everything it holds (streams, buffers, events); waits for its
+// streams first. Null is a no-op. Never fails. Defined by staging/executor.cpp (and,
+// without CUDA, nocuda/backend.cpp).
+void destroy_pipeline(Pipeline *pipeline);
 
 // Vendor handles, created on first use and bound to the context's current stream.
 gpk_status cublas(gpk_context &ctx, cublasHandle_t *handle);

@@ -5,8 +5,8 @@
 // host; no CUDA context can exist, so the launchers and the staging pipeline are
 // never reached with one, and answer GPK_ERROR_NO_DEVICE if they were.
 #include "../cuda/ladders.hpp"
-#include "../cuda/pipeline.hpp"
 #include "../cuda/resources.hpp"
+#include "../staging/pipeline.hpp"
 
 namespace gpk::cuda {
 
@@ -79,23 +79,24 @@ gpk_status check_cublas(gpk_context &ctx, cublasStatus_t, const char *) { return
 
 gpk_status check_curand(gpk_context &ctx, curandStatus_t, const char *) { return absent(&ctx); }
 
-gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &, Launcher<GemmArgs>, bool, bool, bool, bool,
-                       const Checker<GemmArgs> *) {
+gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &, const Rung<GemmArgs> &, bool, bool, bool, bool,
+                       const Checker<GemmArgs> *, bool *) {
     return absent(&ctx);
 }
 
-gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &, Launcher<TransposeArgs>,
-                            const RungCheck<TransposeArgs> &, bool, bool, const Checker<TransposeArgs> *) {
+gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &, const Rung<TransposeArgs> &, bool, bool,
+                            const Checker<TransposeArgs> *, bool *) {
     return absent(&ctx);
 }
 
-gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &, Launcher<ReduceArgs>, bool, const Checker<ReduceArgs> *) {
+gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &, const Rung<ReduceArgs> &, bool, const Checker<ReduceArgs> *,
+                         bool *) {
     return absent(&ctx);
 }
 
 gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &, Launcher<GemmBatchedCall>,
-                               const BatchedOperand &, const BatchedOperand &,
-                               const BatchedOperand &, bool, bool, bool, const Checker<GemmBatchedCall> *) {
+                               const MatrixView &, const MatrixView &, const MatrixView &, bool, bool, bool,
+                               const Checker<GemmBatchedCall> *) {
     return absent(&ctx);
 }
 

@@ -1,4 +1,4 @@
-// The staging pipeline's planner (libgpk/cuda/planner.hpp), which needs no GPU: the
+// The staging pipeline's planner (libgpk/staging/planner.hpp), which needs no GPU: the
 // plans for gemm in core and out of core, transpose and reduce. First a few plans
 // worked out by hand from the rules in pipeline.cpp's opening comment, then the
 // invariants on many random problems: every element of the output in exactly one
@@ -7,7 +7,7 @@
 // a plan that does not fit reported with a need above the budget.
 #include "../harness.hpp"
 
-#include "cuda/planner.hpp"
+#include "staging/planner.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -16,6 +16,7 @@ namespace {
 
 using namespace gpkt;
 namespace plan = gpk::cuda::plan;
+using gpk::MatrixView;
 using plan::Memory;
 
 constexpr size_t KiB = size_t{1} << 10, MiB = size_t{1} << 20, GiB = size_t{1} << 30;
@@ -64,11 +65,11 @@ void helpers(Suite &suite) {
     }
     {
         Case c(suite, "device and packed bytes are 256-byte aligned");
-        expect_eq<size_t>(c, "device_bytes({5, 3}, 4)", plan::device_bytes({5, 3}, 4), 256);
-        expect_eq<size_t>(c, "packed_bytes({5, 3}, 4)", plan::packed_bytes({5, 3}, 4), 256);
-        expect_eq<size_t>(c, "device_bytes({100, 100}, 8)", plan::device_bytes({100, 100}, 8), 80128);
-        expect_eq<size_t>(c, "device_bytes({101, 100}, 8)", plan::device_bytes({101, 100}, 8), 81664);
-        expect_eq<size_t>(c, "packed_bytes({101, 100}, 8)", plan::packed_bytes({101, 100}, 8), 80896);
+        expect_eq<size_t>(c, "device_bytes(packed(5, 3), 4)", plan::device_bytes(MatrixView::packed(5, 3), 4), 256);
+        expect_eq<size_t>(c, "packed_bytes(packed(5, 3), 4)", plan::packed_bytes(MatrixView::packed(5, 3), 4), 256);
+        expect_eq<size_t>(c, "device_bytes(packed(100, 100), 8)", plan::device_bytes(MatrixView::packed(100, 100), 8), 80128);
+        expect_eq<size_t>(c, "device_bytes(packed(101, 100), 8)", plan::device_bytes(MatrixView::packed(101, 100), 8), 81664);
+        expect_eq<size_t>(c, "packed_bytes(packed(101, 100), 8)", plan::packed_bytes(MatrixView::packed(101, 100), 8), 80896);
     }
     {
         Case c(suite, "zero_in decides on the value in the dtype");

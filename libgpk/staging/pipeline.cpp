@@ -72,12 +72,13 @@
 //
 // Files. planner.cpp computes the plans (pure arithmetic, tested on the host),
 // executor.cpp provisions them and runs their chunks on the lanes, trace.cpp keeps
-// the steps' times; this file joins them for each op.
+// the steps' times; this file joins them for each op and reads the trace for
+// gpk_stage_trace.
 #include "pipeline.hpp"
 
+#include "../cuda/ladders.hpp"
 #include "../validation.hpp"
 #include "executor.hpp"
-#include "ladders.hpp"
 
 #include <algorithm>
 
@@ -91,29 +92,28 @@ using plan::device_ld;
 
 // Rows [i0, i0 + count) of op(A) as stored: a column-major m x k A keeps them as the
 // inner part of its k columns; a transposed one (stored k x m) as `count` whole columns.
-Piece rows_of_op_a(const GemmArgs &a, size_t es, int64_t i0, int64_t count) {
-    char *A = static_cast<char *>(const_cast<void *>(a.A));
-    if (!a.transa) return Piece{A + i0 * es, count, a.k, a.lda};
-    return Piece{A + i0 * a.lda * es, a.k, count, a.lda};
+MatrixView rows_of_op_a(const GemmArgs &a, size_t es, int64_t i0, int64_t count) {
+    if (!a.transa) return MatrixView{a.m, a.k, a.lda, a.A}.block(i0, 0, count, a.k, es);
+    return MatrixView{a.k, a.m, a.lda, a.A}.block(0, i0, a.k, count, es);
 }
 
 // Columns [j0, j0 + count) of op(B) as stored.
-Piece cols_of_op_b(const GemmArgs &a, size_t es, int64_t j0, int64_t count) {
-    char *B = static_cast<char *>(const_cast<void *>(a.B));
-    if (!a.transb) return Piece{B + j0 * a.ldb * es, a.k, count, a.ldb};
-    return Piece{B + j0 * es, count, a.k, a.ldb};
+MatrixView cols_of_op_b(const GemmArgs &a, size_t es, int64_t j0, int64_t count) {
+    if (!a.transb) return MatrixView{a.k, a.n, a.ldb, a.B}.block(0, j0, a.k, count, es);
+    return MatrixView{a.n, a.k, a.ldb, a.B}.block(j0, 0, count, a.k, es);
 }
 
-Piece c_tile(const GemmArgs &a, size_t es, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
-    return Piece{static_cast<char *>(a.C) + (i0 + j0 * a.ldc) * es, rows, cols, a.ldc};
+MatrixView c_tile(const GemmArgs &a, size_t es, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+    return MatrixView{a.m, a.n, a.ldc, a.C}.block(i0, j0, rows, cols, es);
 }
 
 }  // namespace
 
 // ---- gemm -------------------------------------------------------------------------------
 
-gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> run, bool resident_a, bool dev_a,
-                       bool dev_b, bool dev_c, const Checker<GemmArgs> *check) {
+gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, const Rung<GemmArgs> &rung, bool resident_a, bool dev_a,
+                       bool dev_b, bool dev_c, const Checker<GemmArgs> *check, bool *refused) {
+    *refused = false;
     Pipeline *pp = nullptr;
     GPK_FORWARD_IF_ERROR(get_pipeline(ctx, &pp));
     Pipeline &p = *pp;
@@ -147,7 +147,7 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> r
     GPK_FORWARD_IF_ERROR(device_budget(ctx, p, &budget));
     const plan::GemmPlan pl = plan::plan_gemm(g, ctx.staging, budget);
     if (!pl.fits) return too_small(ctx, pl.shortfall, budget);
-    const bool cublas_handle = run == gemm_cublas || (check != nullptr && check->run == gemm_cublas);
+    const bool cublas_handle = rung.run == gemm_cublas || (check != nullptr && check->run == gemm_cublas);
     GPK_FORWARD_IF_ERROR(provision(ctx, p, pl.needs, budget, cublas_handle, false));
     // Steps: per chunk its copies in, the compute and the copy out; per block of Y
     // its upload.
@@ -155,7 +155,7 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> r
     int64_t steps = pl.chunks() * per_chunk;
     if (y_host)
         for (int64_t q0 = 0; q0 < Q; q0 += pl.block) {
-            const Piece y = resident(q0, std::min(pl.block, Q - q0));
+            const MatrixView y = resident(q0, std::min(pl.block, Q - q0));
             steps += resident_copies(p, transfer(y, p.shared, device_ld(y.inner, es), es, my));
         }
     GPK_FORWARD_IF_ERROR(p.trace.reserve(ctx, static_cast<size_t>(steps)));
@@ -166,70 +166,95 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> r
     const auto compare = [&](int64_t index, const char *data) {
         const plan::GemmChunk ch = pl.chunk(index, g);
         const int64_t rows = resident_a ? ch.qc : ch.pc, cols = resident_a ? ch.pc : ch.qc;
-        const char *want = data + plan::packed_bytes(plan::Shape{rows, cols}, es);
+        const char *want = data + plan::packed_bytes(MatrixView::packed(rows, cols), es);
         verdict.add(data, rows, want, rows, rows, cols, resident_a ? ch.q0 : ch.p0, resident_a ? ch.p0 : ch.q0);
     };
     const Compare comparison(compare);
 
     Call call(ctx, p, pl.needs.lanes);
+    // Where a block of Y is read from: the caller's array, or the shared buffer that
+    // its copy goes to.
+    auto resident_at = [&](int64_t q0, int64_t qc, const void **ptr, int64_t *ld) {
+        const MatrixView y = resident(q0, qc);
+        *ptr = y_host ? p.shared : y.ptr;
+        *ld = y_host ? device_ld(y.inner, es) : y.ld;
+    };
+    // Chunk `index`'s arguments for the rung, on the lane's buffer where an array is on
+    // the host, and its copies in and out; *dev: past what the chunk's copies take.
+    auto chunk_args = [&](int64_t index, GemmArgs *gc, Transfer *in, int *n_in, Transfer *out, char **dev) {
+        const plan::GemmChunk ch = pl.chunk(index, g);
+        const int64_t p0 = ch.p0, pc = ch.pc, q0 = ch.q0, qc = ch.qc;
+        *dev = call.device_of(index);
+        *n_in = 0, *out = Transfer{};
+        *gc = args;
+        if (product) {
+            const void *y_ptr = nullptr;
+            int64_t y_ld = 1;
+            resident_at(q0, qc, &y_ptr, &y_ld);
+            const MatrixView x = streamed(p0, pc);
+            const void *x_ptr = x.ptr;
+            int64_t x_ld = x.ld;
+            if (x_host) {
+                x_ptr = *dev, x_ld = device_ld(x.inner, es);
+                in[(*n_in)++] = transfer(x, *dev, x_ld, es, mx);
+                *dev += device_bytes(x, es);
+            }
+            if (resident_a) gc->A = y_ptr, gc->lda = y_ld, gc->B = x_ptr, gc->ldb = x_ld;
+            else gc->A = x_ptr, gc->lda = x_ld, gc->B = y_ptr, gc->ldb = y_ld;
+        }
+        gc->m = resident_a ? qc : pc;
+        gc->n = resident_a ? pc : qc;
+        const MatrixView c = tile(p0, pc, q0, qc);
+        gc->C = c.bytes(), gc->ldc = c.ld;
+        if (c_host) {
+            gc->C = *dev, gc->ldc = device_ld(c.inner, es);
+            *out = transfer(c, *dev, gc->ldc, es, mc);
+            if (read_c) in[(*n_in)++] = *out;
+            *dev += device_bytes(c, es);
+        }
+    };
+    if (rung.takes != nullptr)
+        for (int64_t index = 0; index < pl.chunks(); ++index) {
+            GemmArgs gc;
+            Transfer in[2], out;
+            int n_in = 0;
+            char *dev = nullptr;
+            chunk_args(index, &gc, in, &n_in, &out, &dev);
+            const char *why_not = nullptr;
+            GPK_FORWARD_IF_ERROR(rung.takes(ctx, gc, &why_not));
+            if (why_not != nullptr) return *refused = true, refuse(ctx, "gemm", rung.name, why_not);
+        }
     if (check != nullptr) call.compare_with(&comparison);
     return call.run([&]() -> gpk_status {
-        const void *y_ptr = nullptr;
-        int64_t y_ld = 1;
         for (int64_t index = 0; index < pl.chunks(); ++index) {
             const plan::GemmChunk ch = pl.chunk(index, g);
-            const int64_t p0 = ch.p0, pc = ch.pc, q0 = ch.q0, qc = ch.qc;
-            if (product && p0 == 0) {  // a new block of Y
-                const Piece y = resident(q0, qc);
-                y_ptr = y.ptr, y_ld = y.ld;
-                if (y_host) {
-                    y_ptr = p.shared, y_ld = device_ld(y.inner, es);
-                    GPK_FORWARD_IF_ERROR(call.upload_resident(index, transfer(y, p.shared, y_ld, es, my), q0 > 0));
-                }
+            if (product && y_host && ch.p0 == 0) {  // a new block of Y
+                const MatrixView y = resident(ch.q0, ch.qc);
+                GPK_FORWARD_IF_ERROR(
+                    call.upload_resident(index, transfer(y, p.shared, device_ld(y.inner, es), es, my), ch.q0 > 0));
             }
-            char *dev = call.device_of(index);
-            Transfer in[2];
+            GemmArgs gc;
+            Transfer in[2], out;
             int n_in = 0;
-            GemmArgs gc = args;
-            if (product) {
-                const Piece x = streamed(p0, pc);
-                const void *x_ptr = x.ptr;
-                int64_t x_ld = x.ld;
-                if (x_host) {
-                    x_ptr = dev, x_ld = device_ld(x.inner, es);
-                    in[n_in++] = transfer(x, dev, x_ld, es, mx);
-                    dev += device_bytes(x.shape(), es);
-                }
-                if (resident_a) gc.A = y_ptr, gc.lda = y_ld, gc.B = x_ptr, gc.ldb = x_ld;
-                else gc.A = x_ptr, gc.lda = x_ld, gc.B = y_ptr, gc.ldb = y_ld;
-            }
-            gc.m = resident_a ? qc : pc;
-            gc.n = resident_a ? pc : qc;
-            const Piece c = tile(p0, pc, q0, qc);
-            Transfer out{};
-            gc.C = c.ptr, gc.ldc = c.ld;
-            if (c_host) {
-                gc.C = dev, gc.ldc = device_ld(c.inner, es);
-                out = transfer(c, dev, gc.ldc, es, mc);
-                if (read_c) in[n_in++] = out;
-                dev += device_bytes(c.shape(), es);
-            }
+            char *dev = nullptr;
+            chunk_args(index, &gc, in, &n_in, &out, &dev);
             // The checker computes into the lane's next tile, from a copy of C's.
             GemmArgs cc = gc;
             cc.C = dev, cc.ldc = device_ld(gc.m, es);
             const auto compute = [&](gpk_context &on) -> gpk_status {
-                if (check == nullptr) return run(on, gc);
+                if (check == nullptr) return rung.run(on, gc);
                 const size_t row_bytes = static_cast<size_t>(gc.m) * es;
                 if (read_c)
                     GPK_FORWARD_IF_ERROR(cuda::check(on,
                                                      cudaMemcpy2DAsync(cc.C, cc.ldc * es, gc.C, gc.ldc * es, row_bytes,
                                                                        gc.n, cudaMemcpyDeviceToDevice, stream(on)),
                                                      "cudaMemcpy2DAsync (validation, C for the checker)"));
-                GPK_FORWARD_IF_ERROR(run(on, gc));
+                GPK_FORWARD_IF_ERROR(rung.run(on, gc));
                 GPK_FORWARD_IF_ERROR(check->run(on, cc));
                 char *host = call.check_of(index);
                 GPK_FORWARD_IF_ERROR(fetch(on, host, gc.C, gc.ldc, gc.m, gc.n, es));
-                return fetch(on, host + plan::packed_bytes(plan::Shape{gc.m, gc.n}, es), cc.C, cc.ldc, gc.m, gc.n, es);
+                const size_t want = plan::packed_bytes(MatrixView::packed(gc.m, gc.n), es);
+                return fetch(on, host + want, cc.C, cc.ldc, gc.m, gc.n, es);
             };
             GPK_FORWARD_IF_ERROR(
                 call.chunk(index, in, n_in, c_host ? &out : nullptr, product && y_host, compute));
@@ -242,24 +267,19 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, Launcher<GemmArgs> r
 
 // ---- transpose ----------------------------------------------------------------------------
 
-gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<TransposeArgs> run,
-                            const RungCheck<TransposeArgs> &rung, bool dev_a, bool dev_b,
-                            const Checker<TransposeArgs> *check) {
+gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, const Rung<TransposeArgs> &rung, bool dev_a,
+                            bool dev_b, const Checker<TransposeArgs> *check, bool *refused) {
+    *refused = false;
     Pipeline *pp = nullptr;
     GPK_FORWARD_IF_ERROR(get_pipeline(ctx, &pp));
     Pipeline &p = *pp;
     const size_t es = a.elem_size;
-    char *A = static_cast<char *>(const_cast<void *>(a.A));
-    char *B = static_cast<char *>(a.B);
+    const MatrixView A{a.rows, a.cols, a.lda, a.A}, B{a.cols, a.rows, a.ldb, a.B};
 
     // Chunks are tiles of A, h rows by w columns, whose transposes are tiles of B: in
     // the caller's arrays, w lines of h elements in A and h lines of w elements in B.
-    auto a_tile = [&](int64_t i0, int64_t hc, int64_t j0, int64_t wc) {
-        return Piece{A + (i0 + j0 * a.lda) * es, hc, wc, a.lda};
-    };
-    auto b_tile = [&](int64_t i0, int64_t hc, int64_t j0, int64_t wc) {
-        return Piece{B + (j0 + i0 * a.ldb) * es, wc, hc, a.ldb};
-    };
+    auto a_tile = [&](int64_t i0, int64_t hc, int64_t j0, int64_t wc) { return A.block(i0, j0, hc, wc, es); };
+    auto b_tile = [&](int64_t i0, int64_t hc, int64_t j0, int64_t wc) { return B.block(j0, i0, wc, hc, es); };
     const Memory ma = memory_of(a_tile(0, a.rows, 0, a.cols), es, dev_a);
     const Memory mb = memory_of(b_tile(0, a.rows, 0, a.cols), es, dev_b);
     const bool a_host = ma != Memory::Device, b_host = mb != Memory::Device;
@@ -269,7 +289,7 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<T
     GPK_FORWARD_IF_ERROR(device_budget(ctx, p, &budget));
     const plan::TransposePlan pl = plan::plan_transpose(t, ctx.staging, budget);
     if (!pl.fits) return too_small(ctx, pl.shortfall, budget);
-    GPK_FORWARD_IF_ERROR(provision(ctx, p, pl.needs, budget, run == transpose_geam, false));
+    GPK_FORWARD_IF_ERROR(provision(ctx, p, pl.needs, budget, rung.run == transpose_geam, false));
     const int64_t per_chunk = (a_host ? 1 : 0) + 1 + (b_host ? 1 : 0);
     GPK_FORWARD_IF_ERROR(p.trace.reserve(ctx, static_cast<size_t>(pl.chunks() * per_chunk)));
 
@@ -292,22 +312,21 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<T
         char *dev = call.device_of(index);
         *tc = a;
         tc->rows = hc, tc->cols = wc;
-        const Piece ap = a_tile(i0, hc, j0, wc), bp = b_tile(i0, hc, j0, wc);
+        const MatrixView ap = a_tile(i0, hc, j0, wc), bp = b_tile(i0, hc, j0, wc);
         *in = Transfer{}, *out = Transfer{};
         tc->A = ap.ptr, tc->lda = ap.ld;
         if (a_host) {
             tc->A = dev, tc->lda = device_ld(ap.inner, es);
             *in = transfer(ap, dev, tc->lda, es, ma);
-            dev += device_bytes(ap.shape(), es);
+            dev += device_bytes(ap, es);
         }
-        tc->B = bp.ptr, tc->ldb = bp.ld;
+        tc->B = bp.bytes(), tc->ldb = bp.ld;
         if (b_host) {
             tc->B = dev, tc->ldb = device_ld(bp.inner, es);
             *out = transfer(bp, dev, tc->ldb, es, mb);
         }
     };
-    // A rung chosen by name that refuses some piece (a piece can start at an element
-    // that its vector accesses cannot) refuses the whole call here, before the first
+    // A rung that refuses some piece refuses the whole call here, before the first
     // copy: otherwise the pieces before it would already be in B when the call fails.
     if (rung.takes != nullptr)
         for (int64_t index = 0; index < pl.chunks(); ++index) {
@@ -316,7 +335,7 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<T
             chunk_args(index, &tc, &in, &out);
             const char *why_not = nullptr;
             GPK_FORWARD_IF_ERROR(rung.takes(ctx, tc, &why_not));
-            if (why_not != nullptr) return refuse(ctx, "transpose", rung.name, why_not);
+            if (why_not != nullptr) return *refused = true, refuse(ctx, "transpose", rung.name, why_not);
         }
     if (check != nullptr) call.compare_with(&comparison);
     return call.run([&]() -> gpk_status {
@@ -326,7 +345,7 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<T
             chunk_args(index, &tc, &in, &out);
             const int64_t hc = tc.rows, wc = tc.cols;
             const auto compute = [&](gpk_context &on) -> gpk_status {
-                GPK_FORWARD_IF_ERROR(run(on, tc));
+                GPK_FORWARD_IF_ERROR(rung.run(on, tc));
                 if (check == nullptr) return GPK_SUCCESS;
                 char *host = call.check_of(index);
                 GPK_FORWARD_IF_ERROR(fetch(on, host, tc.A, tc.lda, hc, wc, es));
@@ -342,8 +361,9 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, Launcher<T
 
 // ---- reduce -------------------------------------------------------------------------------
 
-gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceArgs> run, bool dev_result,
-                         const Checker<ReduceArgs> *check) {
+gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, const Rung<ReduceArgs> &rung, bool dev_result,
+                         const Checker<ReduceArgs> *check, bool *refused) {
+    *refused = false;
     Pipeline *pp = nullptr;
     GPK_FORWARD_IF_ERROR(get_pipeline(ctx, &pp));
     Pipeline &p = *pp;
@@ -370,6 +390,19 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceA
     unsigned char got[8] = {}, want[8] = {};
 
     Call call(ctx, p, pl.needs.lanes);
+    // The rung reduces each piece, then the partials: it is asked about all of them
+    // before the first copy.
+    const ReduceArgs last{partial_dtype, a.op, partials, pl.pieces, result};
+    if (rung.takes != nullptr)
+        for (int64_t index = 0; index <= pl.chunks(); ++index) {
+            const plan::ReduceChunk ch = pl.chunk(std::min(index, pl.chunks() - 1), r);
+            const ReduceArgs rc = index < pl.chunks()
+                                      ? ReduceArgs{a.dtype, a.op, call.device_of(index), ch.count, partials + index * rs}
+                                      : last;
+            const char *why_not = nullptr;
+            GPK_FORWARD_IF_ERROR(rung.takes(ctx, rc, &why_not));
+            if (why_not != nullptr) return *refused = true, refuse(ctx, "reduce", rung.name, why_not);
+        }
     return call.run([&]() -> gpk_status {
         for (int64_t index = 0; index < pl.chunks(); ++index) {
             const plan::ReduceChunk ch = pl.chunk(index, r);
@@ -378,7 +411,7 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceA
             const Transfer in{x + ch.first * es, bytes, dev, bytes, bytes, 1, pinned};
             const ReduceArgs rc{a.dtype, a.op, dev, ch.count, partials + index * rs};
             const auto compute = [&](gpk_context &on) -> gpk_status {
-                GPK_FORWARD_IF_ERROR(run(on, rc));
+                GPK_FORWARD_IF_ERROR(rung.run(on, rc));
                 if (check == nullptr) return GPK_SUCCESS;
                 return check->run(on, ReduceArgs{a.dtype, a.op, dev, ch.count, check_partials + index * rs});
             };
@@ -391,7 +424,7 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceA
             GPK_FORWARD_IF_ERROR(
                 check->run(ctx, ReduceArgs{partial_dtype, a.op, check_partials, pl.pieces, check_result}));
         // The partials in piece order, on the context's stream: the same tree every run.
-        GPK_FORWARD_IF_ERROR(run(ctx, ReduceArgs{partial_dtype, a.op, partials, pl.pieces, result}));
+        GPK_FORWARD_IF_ERROR(rung.run(ctx, last));
         if (!dev_result)
             GPK_CUDA_TRY(ctx, cudaMemcpyAsync(a.result, result, rs, cudaMemcpyDeviceToHost, stream(ctx)));
         if (check != nullptr) {
@@ -409,9 +442,8 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, Launcher<ReduceA
 // ---- gemm_batched -------------------------------------------------------------------------
 
 gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &user, Launcher<GemmBatchedCall> run,
-                               const BatchedOperand &sa, const BatchedOperand &sb,
-                               const BatchedOperand &sc, bool dev_a, bool dev_b, bool dev_c,
-                               const Checker<GemmBatchedCall> *check) {
+                               const MatrixView &sa, const MatrixView &sb, const MatrixView &sc, bool dev_a,
+                               bool dev_b, bool dev_c, const Checker<GemmBatchedCall> *check) {
     Pipeline *pp = nullptr;
     GPK_FORWARD_IF_ERROR(get_pipeline(ctx, &pp));
     Pipeline &p = *pp;
@@ -435,7 +467,7 @@ gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &user, La
     char *C = static_cast<char *>(user.C);
     // The whole batch of each operand, for where it lives.
     auto batch_of = [&](char *ptr, int64_t span, int64_t stride) {
-        return stride == 0 ? Piece{ptr, span, 1, span} : Piece{ptr, span, batch, stride};
+        return stride == 0 ? MatrixView{span, 1, span, ptr} : MatrixView{span, batch, stride, ptr};
     };
     const Memory ma = copy_a ? memory_of(batch_of(A, span_a, user.stride_a), es, false) : Memory::Device;
     const Memory mb = copy_b ? memory_of(batch_of(B, span_b, user.stride_b), es, false) : Memory::Device;
@@ -516,22 +548,21 @@ gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &user, La
                 c.A = A + first * user.stride_a * es;
                 c.B = B + first * user.stride_b * es;
             }
-            auto stage = [&](char *from, int64_t span, int64_t stride, Memory m, const void **ptr, int64_t *dstride) {
-                in[n_in++] = transfer(Piece{from, span, n, n > 1 ? stride : span}, dev, span, es, m);
+            auto stage = [&](const void *from, int64_t span, int64_t stride, Memory m, const void **ptr,
+                             int64_t *dstride) {
+                in[n_in++] = transfer(MatrixView{span, n, n > 1 ? stride : span, from}, dev, span, es, m);
                 *ptr = dev, *dstride = span;
                 dev += plan::align_up(static_cast<size_t>(n * span) * es);
             };
             if (shared_a) c.A = shared_a_dev;
-            else if (copy_a) stage(const_cast<char *>(static_cast<const char *>(c.A)), span_a, user.stride_a, ma, &c.A,
-                                   &c.stride_a);
+            else if (copy_a) stage(c.A, span_a, user.stride_a, ma, &c.A, &c.stride_a);
             if (shared_b) c.B = shared_b_dev;
-            else if (copy_b) stage(const_cast<char *>(static_cast<const char *>(c.B)), span_b, user.stride_b, mb, &c.B,
-                                   &c.stride_b);
+            else if (copy_b) stage(c.B, span_b, user.stride_b, mb, &c.B, &c.stride_b);
             Transfer out{};
             c.C = C + first * user.stride_c * es;
             if (c_host) {
                 // n products' lines, evenly spaced (or one product's).
-                out = transfer(Piece{static_cast<char *>(c.C), sc.inner, n * sc.outer, sc.ld}, dev, sc.ld, es, mc);
+                out = transfer(MatrixView{sc.inner, n * sc.outer, sc.ld, c.C}, dev, sc.ld, es, mc);
                 if (read_c) in[n_in++] = out;
                 c.C = dev, c.stride_c = step_c;
                 dev += plan::align_up(static_cast<size_t>(n * step_c) * es);
@@ -571,6 +602,17 @@ gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &user, La
                             check->variant, check->checker, static_cast<long long>(failed), failed_tolerance);
         return GPK_SUCCESS;
     });
+}
+
+// gpk_stage_trace: the steps of the context's last staged call, read from its
+// pipeline's trace; none before the pipeline is made.
+gpk_status stage_trace(gpk_context &ctx, gpk_stage_event *events, int64_t capacity, int64_t *count) {
+    const Pipeline *p = pipeline_of(ctx);
+    if (p == nullptr) {
+        *count = 0;
+        return GPK_SUCCESS;
+    }
+    return p->trace.read(ctx, events, capacity, count);
 }
 
 }  // namespace gpk::cuda

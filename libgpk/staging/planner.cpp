@@ -13,10 +13,12 @@ int64_t device_ld(int64_t inner, size_t es) {
     return std::max<int64_t>(1, ceil_div(inner, per) * per);
 }
 
-size_t device_bytes(Shape s, size_t es) { return align_up(static_cast<size_t>(device_ld(s.inner, es) * s.outer) * es); }
+size_t device_bytes(const MatrixView &s, size_t es) {
+    return align_up(static_cast<size_t>(device_ld(s.inner, es) * s.outer) * es);
+}
 
 // In a pinned slot the lines are packed.
-size_t packed_bytes(Shape s, size_t es) { return align_up(static_cast<size_t>(s.inner * s.outer) * es); }
+size_t packed_bytes(const MatrixView &s, size_t es) { return align_up(static_cast<size_t>(s.inner * s.outer) * es); }
 
 bool zero_in(int dtype, double value) { return in_dtype(dtype, value) == 0.0; }
 
@@ -59,19 +61,25 @@ namespace {
 
 // Rows of op(A) as stored: a column-major m x k A keeps them as the inner part of its
 // k columns; a transposed one (stored k x m) as `count` whole columns.
-Shape rows_of_op_a(const GemmProblem &g, int64_t count) { return g.transa ? Shape{g.k, count} : Shape{count, g.k}; }
+MatrixView rows_of_op_a(const GemmProblem &g, int64_t count) {
+    return g.transa ? MatrixView::packed(g.k, count) : MatrixView::packed(count, g.k);
+}
 // Columns of op(B) as stored.
-Shape cols_of_op_b(const GemmProblem &g, int64_t count) { return g.transb ? Shape{count, g.k} : Shape{g.k, count}; }
+MatrixView cols_of_op_b(const GemmProblem &g, int64_t count) {
+    return g.transb ? MatrixView::packed(count, g.k) : MatrixView::packed(g.k, count);
+}
 
 }  // namespace
 
-Shape GemmProblem::streamed(int64_t count) const {
+MatrixView GemmProblem::streamed(int64_t count) const {
     return resident_a ? cols_of_op_b(*this, count) : rows_of_op_a(*this, count);
 }
-Shape GemmProblem::resident(int64_t count) const {
+MatrixView GemmProblem::resident(int64_t count) const {
     return resident_a ? rows_of_op_a(*this, count) : cols_of_op_b(*this, count);
 }
-Shape GemmProblem::tile(int64_t pc, int64_t qc) const { return resident_a ? Shape{qc, pc} : Shape{pc, qc}; }
+MatrixView GemmProblem::tile(int64_t pc, int64_t qc) const {
+    return resident_a ? MatrixView::packed(qc, pc) : MatrixView::packed(pc, qc);
+}
 
 GemmChunk GemmPlan::chunk(int64_t index, const GemmProblem &g) const {
     const int64_t q0 = index / panels * block, p0 = index % panels * panel;
@@ -151,7 +159,7 @@ GemmPlan plan_gemm(const GemmProblem &g, const StagingSettings &st, size_t budge
     plan.needs.slot = std::max(in, out);
     if (g.y == Memory::Pageable) {
         // The resident block goes through lane 0's slots, at least a line at a time.
-        const Shape y = g.resident(q);
+        const MatrixView y = g.resident(q);
         const size_t line = align_up(static_cast<size_t>(y.inner) * es);
         plan.needs.slot = std::max(plan.needs.slot, std::min(packed_bytes(y, es), std::max(line, kResidentPiece)));
     }

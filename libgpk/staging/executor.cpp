@@ -3,7 +3,6 @@
 // lane/slot state machine of one call.
 #include "executor.hpp"
 
-#include "pipeline.hpp"
 #include "host/parallel.hpp"
 
 #include <cuda.h>
@@ -191,15 +190,14 @@ bool pinned_span(const void *p, size_t bytes) {
     return true;
 }
 
-Memory memory_of(const Piece &p, size_t es, bool device) {
+Memory memory_of(const MatrixView &p, size_t es, bool device) {
     if (device) return Memory::Device;
     if (p.inner <= 0 || p.outer <= 0) return Memory::Pageable;
-    const size_t span = static_cast<size_t>((p.outer - 1) * p.ld + p.inner) * es;
-    return pinned_span(p.ptr, span) ? Memory::Pinned : Memory::Pageable;
+    return pinned_span(p.ptr, static_cast<size_t>(p.span()) * es) ? Memory::Pinned : Memory::Pageable;
 }
 
-Transfer transfer(const Piece &p, char *device, int64_t device_ld_elems, size_t es, Memory m) {
-    return Transfer{p.ptr,
+Transfer transfer(const MatrixView &p, char *device, int64_t device_ld_elems, size_t es, Memory m) {
+    return Transfer{p.bytes(),
                     static_cast<size_t>(p.ld) * es,
                     device,
                     static_cast<size_t>(device_ld_elems) * es,

@@ -1,8 +1,5 @@
-// The staging pipeline's trace (trace.hpp) and gpk_stage_trace.
+// The staging pipeline's trace (trace.hpp).
 #include "trace.hpp"
-
-#include "executor.hpp"
-#include "pipeline.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -73,15 +70,6 @@ gpk_status Trace::read(gpk_context &ctx, gpk_stage_event *events, int64_t capaci
     if (n > 0) std::memcpy(events, out.data(), out.size() * sizeof(gpk_stage_event));
     *count = total;
     return GPK_SUCCESS;
-}
-
-gpk_status stage_trace(gpk_context &ctx, gpk_stage_event *events, int64_t capacity, int64_t *count) {
-    const Pipeline *p = pipeline_of(ctx);
-    if (p == nullptr) {
-        *count = 0;
-        return GPK_SUCCESS;
-    }
-    return p->trace.read(ctx, events, capacity, count);
 }
 
 }  // namespace gpk::cuda

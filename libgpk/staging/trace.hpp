@@ -4,7 +4,7 @@
 // tracing never allocates once the call has started writing.
 #pragma once
 
-#include "resources.hpp"
+#include "../cuda/resources.hpp"
 
 #include <cstdint>
 #include <vector>

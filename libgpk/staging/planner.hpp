@@ -6,6 +6,7 @@
 #pragma once
 
 #include "../context.hpp"
+#include "../matrix_view.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -28,17 +29,13 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // copied by DMA from the caller's array, pageable host memory through a pinned slot.
 enum class Memory { Device, Pinned, Pageable };
 
-// The extent of a piece of a matrix: `outer` lines of `inner` elements.
-struct Shape {
-    int64_t inner, outer;
-};
-
 // The leading dimension of a piece's device copy: lines padded to 16 bytes, so that
 // the rungs' vector paths apply.
 int64_t device_ld(int64_t inner, size_t es);
-// Bytes of a piece's device copy (device_ld lines), and of its packed copy in a slot.
-size_t device_bytes(Shape s, size_t es);
-size_t packed_bytes(Shape s, size_t es);
+// Bytes of a piece's device copy (device_ld lines), and of its packed copy in a slot:
+// of a view, only the extent counts (`outer` lines of `inner` elements), not its ld.
+size_t device_bytes(const MatrixView &s, size_t es);
+size_t packed_bytes(const MatrixView &s, size_t es);
 
 // Whether a gemm scalar is zero in the call's dtype (F32, F16, BF16: after rounding
 // to float),
@@ -93,10 +90,10 @@ struct GemmProblem {
     bool check = false;
     int64_t P() const { return resident_a ? n : m; }
     int64_t Q() const { return resident_a ? m : n; }
-    // Shapes as stored: a panel of `count` of X, a block of `count` of Y, C's tile.
-    Shape streamed(int64_t count) const;
-    Shape resident(int64_t count) const;
-    Shape tile(int64_t pc, int64_t qc) const;
+    // Extents as stored, packed: a panel of `count` of X, a block of `count` of Y, C's tile.
+    MatrixView streamed(int64_t count) const;
+    MatrixView resident(int64_t count) const;
+    MatrixView tile(int64_t pc, int64_t qc) const;
 };
 
 struct GemmChunk {
@@ -124,8 +121,8 @@ struct TransposeProblem {
     size_t es;
     Memory a, b;
     bool check = false;  // validation mode: the comparison reads each tile of A and of B (Needs::check)
-    Shape a_tile(int64_t hc, int64_t wc) const { return Shape{hc, wc}; }
-    Shape b_tile(int64_t hc, int64_t wc) const { return Shape{wc, hc}; }
+    MatrixView a_tile(int64_t hc, int64_t wc) const { return MatrixView::packed(hc, wc); }
+    MatrixView b_tile(int64_t hc, int64_t wc) const { return MatrixView::packed(wc, hc); }
 };
 
 struct TransposeChunk {

@@ -4,8 +4,8 @@
 // opening comment says how and why).
 #pragma once
 
+#include "../cuda/resources.hpp"
 #include "planner.hpp"
-#include "resources.hpp"
 #include "trace.hpp"
 
 #include <cstdint>
@@ -15,17 +15,10 @@ namespace gpk::cuda {
 using plan::Memory;
 using plan::Needs;
 
-// A piece of a matrix in the caller's memory: `outer` lines of `inner` elements, `ld`
-// elements apart, from `ptr` (host or device memory).
-struct Piece {
-    char *ptr;
-    int64_t inner, outer, ld;
-    plan::Shape shape() const { return plan::Shape{inner, outer}; }
-};
-
-// Where a piece lives: Device when the caller said so, else Pinned when every byte of
-// its span is pinned or registered host memory, else Pageable.
-Memory memory_of(const Piece &p, size_t es, bool device);
+// Where a piece of a matrix in the caller's memory lives: Device when the caller said
+// so, else Pinned when every byte of its span is pinned or registered host memory,
+// else Pageable.
+Memory memory_of(const MatrixView &p, size_t es, bool device);
 // Whether the GPU can reach [p, p + bytes) by DMA: pinned or registered host memory
 // throughout.
 bool pinned_span(const void *p, size_t bytes);
@@ -40,7 +33,7 @@ struct Transfer {
     bool pinned;  // DMA from/to `host` itself; else through a slot
 };
 
-Transfer transfer(const Piece &p, char *device, int64_t device_ld_elems, size_t es, Memory m);
+Transfer transfer(const MatrixView &p, char *device, int64_t device_ld_elems, size_t es, Memory m);
 
 // A 2-D copy on the host, from a slot to the caller's array.
 struct HostCopy {
