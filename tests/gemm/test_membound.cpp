@@ -2,14 +2,14 @@
 // backend only (exits 77 without a usable GPU, and on the host backend, which has no
 // such rungs). Device arrays, and host arrays through the staging pipeline:
 //  - F32 (also in GPK_MATH_TF32, computed exactly) and F64: every element bit for
-//    bit the host stand-in of the summation order (membound_order.hpp), which
+//    bit the host stand-in of the summation order (membound/order.hpp), which
 //    tests/gemm/test_membound_order.cpp checks in CI;
 //  - every dtype: the same bits on every run;
 //  - skinny: row i of C the same bits whether the call has 1, 64 or 128 rows, both
 //    layouts and both orientations of the large operand, and with host arrays.
 #include "../harness.hpp"
 
-#include "cuda/gemm/membound_order.hpp"
+#include "cuda/gemm/membound/order.hpp"
 
 #include <vector>
 

@@ -1,4 +1,4 @@
-// The summation order of the memory-bound gemm rungs (libgpk/cuda/gemm/membound_order.hpp),
+// The summation order of the memory-bound gemm rungs (libgpk/cuda/gemm/membound/order.hpp),
 // checked on the host without a GPU: the splits of k cover it exactly and depend on
 // what the header says (rung skinny's on k alone), the host stand-in adds in the order
 // the header describes (written out here by hand for small cases, where a different
@@ -6,7 +6,7 @@
 // tests/gemm/test_membound.cpp compares the kernels with this stand-in bit for bit on the GPU.
 #include "../harness.hpp"
 
-#include "cuda/gemm/membound_order.hpp"
+#include "cuda/gemm/membound/order.hpp"
 
 #include <cmath>
 #include <vector>

@@ -1,12 +1,11 @@
 // How gemm rung 12 (wgmma_ws) plans a call, without a GPU: the functions of
-// libgpk/cuda/gemm/wgmma_ws_plan.cuh. The tile configuration at the shapes the
+// libgpk/cuda/gemm/wgmma/plan.cuh. The tile configuration at the shapes the
 // performance record measured it on (docs/PERFORMANCE.md, section "Auto: gemm"), and
 // at the edges of the rule; which operand becomes X for each TF32 layout, and that a
 // swap exchanges the normal form's sides whole. The persistent walk: every tile once, in
-// blocks of the shape its bands give; the grid's clusters. The rung's file is included
-// whole: its launcher's calls into the library resolve against the library's objects
-// (bench/meson.build's static archive), nothing of which runs here.
-#include "../../libgpk/cuda/gemm/12_wgmma_ws.cu"
+// blocks of the shape its bands give; the grid's clusters. The plan's header is all it
+// includes: host code of its own, which needs neither the library nor the rung's kernels.
+#include "../../libgpk/cuda/gemm/wgmma/plan.cuh"
 
 #include <cstdint>
 #include <cstdio>
@@ -37,7 +36,7 @@ Normal normal(Dtype d, bool ta, bool tb, int64_t m, int64_t n, int64_t k, int64_
 }
 
 int tiles(int64_t m, int64_t n, int64_t k, int sms = 132) {
-    return ws12::tile_config(normal(Dtype::BF16, false, false, m, n, k, 0), sms);
+    return wgmma::tile_config(normal(Dtype::BF16, false, false, m, n, k, 0), sms);
 }
 
 void tile_rule() {
@@ -64,7 +63,7 @@ void orientation() {
     bool swapped = false;
     // TF32 NN: A (Y) is MN-major, B^T (X) k-major: swapped, so that A becomes X.
     nf = normal(Dtype::TF32, false, false, 300, 200, 100, 0);
-    ws12::orient(nf, &out, &swapped, 4);
+    wgmma::orient(nf, &out, &swapped, 4);
     expect(swapped, "TF32 NN swaps");
     expect(out.P == nf.Q && out.Q == nf.P && out.K == nf.K, "a swap exchanges P and Q");
     expect(out.X.ptr == nf.Y.ptr && out.X.ld == nf.Y.ld && !out.X.kmajor && out.X.rows == nf.Y.rows,
@@ -72,25 +71,25 @@ void orientation() {
     expect(out.Y.ptr == nf.X.ptr && out.Y.kmajor, "a swap makes X the Y");
     // TN: both k-major, read through descriptors as they are.
     nf = normal(Dtype::TF32, true, false, 300, 200, 100, 0);
-    ws12::orient(nf, &out, &swapped, 4);
+    wgmma::orient(nf, &out, &swapped, 4);
     expect(!swapped && out.X.ptr == nf.X.ptr, "TF32 TN keeps its sides");
     // TT: X is MN-major and read into registers where it is; NT: the same, Y packed.
     nf = normal(Dtype::TF32, true, true, 300, 200, 100, 0);
-    ws12::orient(nf, &out, &swapped, 4);
+    wgmma::orient(nf, &out, &swapped, 4);
     expect(!swapped && !out.X.kmajor, "TF32 TT keeps its sides");
     nf = normal(Dtype::TF32, false, true, 300, 200, 100, 0);
-    ws12::orient(nf, &out, &swapped, 4);
+    wgmma::orient(nf, &out, &swapped, 4);
     expect(!swapped && !out.X.kmajor && !out.Y.kmajor, "TF32 NT keeps its sides");
     // An MN-major A that 16-byte loads cannot read in place is packed, not swapped.
     nf = normal(Dtype::TF32, false, false, 301, 200, 100, 1);
-    ws12::orient(nf, &out, &swapped, 4);
+    wgmma::orient(nf, &out, &swapped, 4);
     expect(!swapped, "TF32 NN with an odd lda is not swapped");
     nf = normal(Dtype::TF32, false, false, 300, 200, 100, 0, 4100);
-    ws12::orient(nf, &out, &swapped, 4);
+    wgmma::orient(nf, &out, &swapped, 4);
     expect(!swapped, "TF32 NN with A off 16 bytes is not swapped");
     // 16-bit calls read MN-major operands through the transpose bits: never swapped.
     nf = normal(Dtype::F16, false, false, 300, 200, 100, 0);
-    ws12::orient(nf, &out, &swapped, 2);
+    wgmma::orient(nf, &out, &swapped, 2);
     expect(!swapped && out.X.ptr == nf.X.ptr, "F16 NN keeps its sides");
 }
 
@@ -103,7 +102,7 @@ void walk(int rows, int cols) {
     bool in_range = true;
     for (int t = 0; t < rows * cols; ++t) {
         int tp = -1, tq = -1;
-        ws12::tile_of<GROUP>(t, rows, cols, &tp, &tq);
+        wgmma::tile_of<GROUP>(t, rows, cols, &tp, &tq);
         if (tp < 0 || tp >= rows || tq < 0 || tq >= cols) {
             in_range = false;
             continue;
@@ -118,7 +117,7 @@ void walk(int rows, int cols) {
     int max_p = 0, max_q = 0;
     for (int t = 0; t < 8; ++t) {
         int tp = 0, tq = 0;
-        ws12::tile_of<GROUP>(t, rows, cols, &tp, &tq);
+        wgmma::tile_of<GROUP>(t, rows, cols, &tp, &tq);
         max_p = tp > max_p ? tp : max_p;
         max_q = tq > max_q ? tq : max_q;
     }
@@ -127,7 +126,7 @@ void walk(int rows, int cols) {
 
 void walks() {
     // 64-wide tiles take bands of two rows, the others bands of eight.
-    expect(ws12::band_rows(64) == 2 && ws12::band_rows(128) == 8 && ws12::band_rows(256) == 8,
+    expect(wgmma::band_rows(64) == 2 && wgmma::band_rows(128) == 8 && wgmma::band_rows(256) == 8,
            "bands of 2 for 64-wide tiles, 8 for the others");
     // 1024 x 1024 in 128 x 64 tiles: four rows of cluster tiles by 16 columns, eight
     // consecutive clusters on a 2 x 4 block.
@@ -144,14 +143,14 @@ void walks() {
 // The persistent grid: no more clusters than fit, as many waves as `fit` clusters would
 // need, and no fewer clusters that would.
 void grid() {
-    expect(ws12::grid_clusters(256, 66) == 64, "4096^3 in 128 x 256 tiles: 64 clusters of four tiles each");
-    expect(ws12::grid_clusters(64, 66) == 64, "less than a wave: a cluster per cluster tile");
-    expect(ws12::grid_clusters(67, 66) == 34, "just past a wave: two tiles per cluster, 34 clusters");
-    expect(ws12::grid_clusters(5, 0) == 1, "a count of none that fit runs one cluster");
+    expect(wgmma::grid_clusters(256, 66) == 64, "4096^3 in 128 x 256 tiles: 64 clusters of four tiles each");
+    expect(wgmma::grid_clusters(64, 66) == 64, "less than a wave: a cluster per cluster tile");
+    expect(wgmma::grid_clusters(67, 66) == 34, "just past a wave: two tiles per cluster, 34 clusters");
+    expect(wgmma::grid_clusters(5, 0) == 1, "a count of none that fit runs one cluster");
     bool ok = true;
     for (int64_t fit : {1, 2, 7, 30, 66})
         for (int64_t pairs = 1; pairs <= 2000; ++pairs) {
-            const int64_t c = ws12::grid_clusters(pairs, fit), waves = (pairs + fit - 1) / fit;
+            const int64_t c = wgmma::grid_clusters(pairs, fit), waves = (pairs + fit - 1) / fit;
             ok = ok && c >= 1 && c <= fit && c <= pairs && (pairs + c - 1) / c == waves &&
                  (c == 1 || (pairs + c - 2) / (c - 1) > waves);
         }

@@ -15,7 +15,8 @@
 //
 // Block tile 128 x 128 with k-tiles of 32, eight warps of 64 x 32. F16 and BF16 only:
 // an F32 call is NOT_SUPPORTED here (its TF32 path is rung 12's wgmma).
-#include "tc_common.cuh"
+#include "wgmma/common.cuh"
+#include "wgmma/launch.cuh"
 
 namespace gpk::cuda::tc {
 namespace mma11 {
@@ -197,7 +198,6 @@ inline Result gemm_tc_mma_sync(const GemmTc &g) {
 }  // namespace gpk::cuda::tc
 
 // ---- the library's launcher ---------------------------------------------------------
-#include "tc_launch.cuh"
 
 namespace gpk::cuda {
 

@@ -52,36 +52,36 @@
 // products with m64nBQk8 over the same 128-byte rows (32 elements of k per stage).
 // gpk-arch: 90a, the target of wgmma, setmaxnreg, clusters and this TMA use: the kernel body
 // exists only in sm_90a code, and the launcher answers NOT_SUPPORTED on any other GPU or binary.
-#include "tc_common.cuh"
+#include "wgmma/common.cuh"
+#include "wgmma/config.cuh"
+#include "wgmma/launch.cuh"
+#include "wgmma/maps.cuh"
+#include "wgmma/plan.cuh"
+#include "wgmma/ptx.cuh"
 
 #include <cuda.h>
-#include <cudaTypedefs.h>
 
 #include <atomic>
+#include <cstdint>
 #include <type_traits>
 
 namespace gpk::cuda::tc {
 namespace ws12 {
 
-constexpr int BP = 128, THREADS = 384;
-constexpr int ROW_BYTES = 128;  // one row of a k-tile: the width of the 128-byte swizzle
-constexpr int X_BYTES = BP * ROW_BYTES;
-// The epilogue stages each consumer's accumulators through shared memory, 32 columns
-// of q at a time, as F32 rows padded by 16 bytes (so the fragment writes of one warp
-// spread over the banks), then writes C in whole 4-element vectors along q.
-constexpr int EPI_COLS = 32, EPI_ROW_BYTES = EPI_COLS * 4 + 16, EPI_BYTES = 64 * EPI_ROW_BYTES;
+// The family's block, rows, swizzle, epilogue staging, instructions and planning
+// (wgmma/): this rung adds its tile widths, its rings and its kernel.
+using namespace wgmma;
+
 // Tiles are 128 x BQ: BQ = 256 for large products, 128 or 64 where 256-wide tiles would
 // leave SMs idle (more tiles, and a deeper ring in the same shared memory).
 __host__ __device__ constexpr int stage_bytes(int bq) { return X_BYTES + bq * ROW_BYTES; }
 // The TMA-store epilogue (16-bit C, beta == 0) writes D through boxes of 64 x 64
-// elements (one 128-byte swizzled row of q per row of p), staged in shared memory:
-// a ping-pong warpgroup stages its whole 128 x 128 tile at once (four boxes) so that it
-// returns to its next tile as soon as the copies are issued; a consumer of a shared
-// tile stages one box at a time through two slots, each box staged while the copy
-// engine still reads the one before it (its whole 64 x 256 part would leave room for
-// three ring stages only, and the loads need all four in flight). The staging area
-// also holds the other epilogue's F32 buffers.
-constexpr int OUT_BOX = 64, OUT_BOX_BYTES = OUT_BOX * ROW_BYTES;
+// elements (config.cuh), staged in shared memory: a ping-pong warpgroup stages its
+// whole 128 x 128 tile at once (four boxes) so that it returns to its next tile as soon
+// as the copies are issued; a consumer of a shared tile stages one box at a time through
+// two slots, each box staged while the copy engine still reads the one before it (its
+// whole 64 x 256 part would leave room for three ring stages only, and the loads need
+// all four in flight). The staging area also holds the other epilogue's F32 buffers.
 __host__ __device__ constexpr int out_boxes(bool pp) { return pp ? 4 : 2; }
 // Boxes staged together, each batch in a bulk group of its own.
 __host__ __device__ constexpr int out_batch(bool pp) { return pp ? out_boxes(pp) : 1; }
@@ -100,38 +100,11 @@ static_assert(smem_bytes(256, false, 2) <= 227 * 1024 && smem_bytes(128, true, 2
                   smem_bytes(128, false, 2) <= 227 * 1024 && smem_bytes(64, false, 2) <= 227 * 1024 &&
                   smem_bytes(64, false, 4) <= 227 * 1024,
               "the ring and the staging area fit the 227 KB a block may use");
-constexpr int CLUSTER = 2;                               // blocks sharing each Y tile
 
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define GPK_SM90A_CODE 1
-// Read by the sm_90a kernel body alone: elsewhere they would be unused (a warning).
-constexpr int CONSUMER_WARPS = 8;                        // consumer warps of one block
-constexpr int MN_BOX_BYTES = 64 * ROW_BYTES;             // an MN-major box: 64 k-rows of 128 bytes
+#ifdef GPK_SM90A_CODE
+// Read by the sm_90a kernel body alone: elsewhere it would be unused (a warning).
+constexpr int CONSUMER_WARPS = 8;  // consumer warps of one block
 #endif
-
-#include "wgmma_ws_ptx.cuh"
-
-// The persistent walk's bands, in rows of cluster tiles (pairs of tile rows). Wide tiles
-// serve large products, whose operands outlast L2 over many waves of tiles: bands of 8
-// keep what one wave reads small. 64-wide tiles are chosen only where a single wave
-// holds every tile (tile_config), so the walk decides no more than which tiles the
-// clusters started one after another take. In bands of 2, eight consecutive clusters
-// cover 2 x 4 cluster tiles; in bands of 8 they would cover 4 x 2 (four rows of cluster
-// tiles, as at 1024 x 1024) or 8 x 1, whose X and Y tiles are at least one and a half
-// times as many bytes per k-tile, and L2 serves more sectors for the same product.
-__host__ __device__ constexpr int band_rows(int bq) { return bq == 64 ? 2 : 8; }
-
-// The tile `t` of the persistent walk: bands of GROUP rows of cluster tiles, column by
-// column inside a band, so the blocks running at once read few distinct X and Y tiles.
-template <int GROUP>
-__host__ __device__ __forceinline__ void tile_of(int t, int tiles_p, int tiles_q, int *tp, int *tq) {
-    const int per_band = GROUP * tiles_q;
-    const int band = t / per_band, first = band * GROUP;
-    const int rows = tiles_p - first < GROUP ? tiles_p - first : GROUP;
-    const int r = t - band * per_band;
-    *tp = first + r % rows;
-    *tq = r / rows;
-}
 
 // Moves to the ring's next stage; past the last, back to the first, in the other phase.
 template <int STAGES>
@@ -478,9 +451,6 @@ __global__ void __launch_bounds__(THREADS, 1)
 #endif
 }
 
-#include "wgmma_ws_maps.cuh"
-#include "wgmma_ws_plan.cuh"
-
 template <class T, bool XK, bool YK, int BQ, bool PP, bool TD = false>
 Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CUtensorMap &my,
               const CUtensorMap &mc, bool tma_store, int dev);
@@ -619,7 +589,6 @@ inline Result gemm_tc_wgmma_ws(const GemmTc &g) {
 }  // namespace gpk::cuda::tc
 
 // ---- the library's launcher ---------------------------------------------------------
-#include "tc_launch.cuh"
 
 namespace gpk::cuda {
 
@@ -627,14 +596,14 @@ gpk_status gemm_wgmma_ws_takes(gpk_context &ctx, const GemmArgs &args, const cha
     tc::Dtype dtype{};
     if (!tc_dtype(ctx, args.dtype, &dtype, why_not)) return GPK_SUCCESS;
     bool have = false;
-    const tc::Result r = tc::ws12::sm90a_available(ctx.device, &have);
+    const tc::Result r = tc::wgmma::sm90a_available(ctx.device, &have);
     if (r.status == tc::Status::CudaError) return check(ctx, r.cuda, r.why);
     constexpr int64_t kMax = 0x7fffffff;
     *why_not = r.status != tc::Status::Ok ? r.why
                : !have ? "wgmma, TMA and clusters need an sm_90 GPU (H100, H200) and sm_90a code in the build"
                : args.m > kMax || args.n > kMax || args.k > kMax ? "m, n and k must stay below 2^31"
-               : tc::ws12::encode_fn() == nullptr ? "the driver lacks cuTensorMapEncodeTiled"
-                                                  : nullptr;
+               : tc::wgmma::encode_fn() == nullptr ? "the driver lacks cuTensorMapEncodeTiled"
+                                                   : nullptr;
     return GPK_SUCCESS;
 }
 

@@ -3,7 +3,7 @@
 // sides, a panel update). They are bound by reading the large operand W once, and the
 // rungs below, built for big tiles, reach a fraction of that: their tiles hang mostly
 // over the short side, and their k loop runs on a handful of blocks. Here
-// (membound_kernel.cuh):
+// (membound/kernel.cuh):
 //
 // * k is split into pieces of 2048 (longer past 256 pieces: skinny_splits), each
 //   (piece, 128 rows of W) one block, so even a short W fills the GPU; W streams
@@ -19,10 +19,10 @@
 //
 // Deterministic and batch-invariant: the splits are joined in a fixed order by a
 // second kernel, no atomics, and every element's order depends on k alone
-// (membound_order.hpp), so row i of C has the same bits whether the call has 1 row or
+// (membound/order.hpp), so row i of C has the same bits whether the call has 1 row or
 // 128, and every run gives the same bits. Calls with both m and n above 128, and GPUs
 // below sm_80, are refused (GPK_ERROR_NOT_SUPPORTED naming the rung).
-#include "membound_launch.cuh"
+#include "membound/launch.cuh"
 
 namespace gpk::cuda {
 namespace membound {

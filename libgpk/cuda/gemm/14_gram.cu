@@ -4,7 +4,7 @@
 // bytes are all in k, and the rungs below give C's few tiles to a few blocks, each
 // walking the whole of k: most of the GPU idles. Rung skinny splits k in pieces of a
 // fixed length, which fills the GPU only when the long side is long too. Here
-// (membound_kernel.cuh):
+// (membound/kernel.cuh):
 //
 // * k is split over the whole GPU: about 1024 blocks of (output tile, piece of k)
 //   whatever the shape (gram_splits), each reducing its piece on chip, the pieces'
@@ -19,17 +19,17 @@
 //   tolerance), F16 and BF16 on mma.sync tensor cores with F32 accumulation and one
 //   rounding of C.
 //
-// Deterministic: the order of every sum is fixed by the shape (membound_order.hpp),
+// Deterministic: the order of every sum is fixed by the shape (membound/order.hpp),
 // no atomics, the same bits every run. It is not batch-invariant (the pieces of k
 // depend on how many tiles C has): that is rung skinny's promise. It takes what rung
 // skinny takes: m or n at most 128, GPUs from sm_80 (else GPK_ERROR_NOT_SUPPORTED).
-#include "membound_launch.cuh"
+#include "membound/launch.cuh"
 
 namespace gpk::cuda {
 namespace membound {
 namespace {
 
-// The kernels of gram_shape's tiles (membound_order.hpp), by the long side L and the
+// The kernels of gram_shape's tiles (membound/order.hpp), by the long side L and the
 // short side s <= L: k-groups fill 128 or 256 threads a block, and the k-tile gives
 // every group a chunk (F32: 4 elements, F64 too) or an mma step (16) per tile. Tiles
 // of 128 rows are rung skinny's kernels (one k-group), shared with 13_skinny.cu.

@@ -1,8 +1,9 @@
 // Rung 15, FP8 wgmma: gpk_gemm_ex and gpk_gemm_blockscaled with E4M3 / E5M2 operands
 // (any mix) on Hopper's FP8 tensor cores, at twice their 16-bit rate. The machinery
-// is rung 12's (12_wgmma_ws.cu): a persistent, warp-specialised kernel whose producer
-// warpgroup feeds a ring of shared-memory stages through TMA, in the 128-byte swizzle,
-// to two consumer warpgroups that each own 64 rows of a 128 x 128 tile; clusters of
+// is rung 12's (12_wgmma_ws.cu; both build on the headers of wgmma/): a persistent,
+// warp-specialised kernel whose producer warpgroup feeds a ring of shared-memory stages
+// through TMA, in the 128-byte swizzle, to two consumer warpgroups that each own 64
+// rows of a 128 x 128 tile; clusters of
 // two blocks on neighbouring tile rows share each Y tile by multicast; 16-bit C with
 // beta == 0 leaves through TMA stores, anything else through the vector epilogue
 // (alpha and beta in F32, C never read when beta == 0). What FP8 changes:
@@ -11,7 +12,7 @@
 //   bits, unlike 16-bit wgmma). The TN form, after normalisation X = op(B)^T and
 //   Y = op(A) both k-contiguous, with pointers and leading dimensions on 16 bytes, is
 //   read in place; any other operand is packed once into k-major, zero-padded
-//   workspace (wgmma_fp8_pack.cuh; O(n^2) bytes against O(n^3) products) and the
+//   workspace (wgmma/fp8_pack.cuh; O(n^2) bytes against O(n^3) products) and the
 //   same kernel runs on the copy.
 // * Promotion. The FP8 tensor cores keep their running sum at reduced precision (about
 //   14 bits), so, as DeepGEMM does, a stage is one 128-k block: its four
@@ -33,28 +34,38 @@
 //
 // gpk-arch: 90a, the target of wgmma, setmaxnreg, clusters and TMA: the kernel body
 // exists only in sm_90a code, and the launcher answers NOT_SUPPORTED on any other GPU or binary.
-#include "tc_common.cuh"
+#include "wgmma/common.cuh"
+#include "wgmma/config.cuh"
+#include "wgmma/fp8_pack.cuh"
+#include "wgmma/fp8_ptx.cuh"
+#include "wgmma/launch.cuh"
+#include "wgmma/maps.cuh"
+#include "wgmma/plan.cuh"
+#include "wgmma/ptx.cuh"
 
 #include <cuda.h>
-#include <cudaTypedefs.h>
 
 #include <atomic>
+#include <cstdint>
 #include <type_traits>
 
 namespace gpk::cuda::tc {
 namespace fp8 {
 
-constexpr int BP = 128, BQ = 128, THREADS = 384, CLUSTER = 2;
-constexpr int ROW_BYTES = 128;  // one row of a stage: 128 FP8 elements of k, the swizzle's width
-constexpr int KE = 128;         // elements of k per stage: one promotion block
-constexpr int X_BYTES = BP * ROW_BYTES, STAGE_BYTES = X_BYTES + BQ * ROW_BYTES;
-// The epilogues' staging (the shared header's names): F32 rows of 32 columns padded by
-// 16 bytes for the vector epilogue, or 64 x 64 boxes of 16-bit C for the TMA store. A
-// consumer's 64 x 128 part of a tile is two boxes: per-tensor, each through a slot of
-// its own; block-scaled, one after the other through one slot, which leaves room for
-// the same six stages beside the scales.
-constexpr int EPI_COLS = 32, EPI_ROW_BYTES = EPI_COLS * 4 + 16, EPI_BYTES = 64 * EPI_ROW_BYTES;
-constexpr int OUT_BOX = 64, OUT_BOX_BYTES = OUT_BOX * ROW_BYTES, OUT_BOXES = BQ / OUT_BOX;
+// The family's block (128-row tiles, three warpgroups, clusters of two), rows of 128
+// bytes (128 FP8 elements of k, the swizzle's width), instructions and planning
+// (wgmma/): this rung adds its tile, its ring, its scales and its kernel.
+using namespace wgmma;
+
+constexpr int BQ = 128;
+constexpr int KE = 128;  // elements of k per stage: one promotion block
+constexpr int STAGE_BYTES = X_BYTES + BQ * ROW_BYTES;
+// The epilogues' staging (config.cuh): F32 rows of 32 columns padded by 16 bytes for the
+// vector epilogue, or 64 x 64 boxes of 16-bit C for the TMA store. A consumer's 64 x 128
+// part of a tile is two boxes: per-tensor, each through a slot of its own; block-scaled,
+// one after the other through one slot, which leaves room for the same six stages beside
+// the scales.
+constexpr int OUT_BOXES = BQ / OUT_BOX;
 __host__ __device__ constexpr int out_slots(bool scaled) { return scaled ? 1 : OUT_BOXES; }
 __host__ __device__ constexpr int out_bytes(bool scaled) {
     return 2 * (out_slots(scaled) * OUT_BOX_BYTES > EPI_BYTES ? out_slots(scaled) * OUT_BOX_BYTES : EPI_BYTES);
@@ -67,15 +78,6 @@ __host__ __device__ constexpr int smem_bytes(bool scaled) {
 }
 static_assert(smem_bytes(false) <= 227 * 1024 && smem_bytes(true) <= 227 * 1024, "the block's 227 KB");
 
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define GPK_SM90A_CODE 1
-constexpr int MN_BOX_BYTES = 64 * ROW_BYTES;  // the shared header's MN-major descriptor (unused here)
-#endif
-
-#include "wgmma_ws_ptx.cuh"
-#include "wgmma_fp8_ptx.cuh"
-#include "wgmma_fp8_pack.cuh"
-
 // Block scales in the normal form: the side whose group is one row (`rows`, indexed by
 // p when rows_on_p, else by q) and the side of 128-blocks (`blocks`, by the other).
 struct Scales {
@@ -83,17 +85,6 @@ struct Scales {
     int64_t rows_ld, blocks_ld;  // floats between consecutive blocks of k
     int rows_on_p;
 };
-
-// The tile `t` of the persistent walk: bands of 8 rows of cluster tiles, column by
-// column inside a band, so that the blocks running together share X and Y tiles in L2.
-__host__ __device__ __forceinline__ void tile_of(int t, int pairs_p, int tiles_q, int *tp, int *tq) {
-    constexpr int GROUP = 8;
-    const int per_band = GROUP * tiles_q, band = t / per_band, first = band * GROUP;
-    const int rows = pairs_p - first < GROUP ? pairs_p - first : GROUP;
-    const int r = t - band * per_band;
-    *tp = first + r % rows;
-    *tq = r / rows;
-}
 
 __device__ __forceinline__ void next_stage(int &stage, uint32_t &phase, int n) {
     if (++stage == n) {
@@ -155,7 +146,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             uint32_t phase = 0;
             for (int t = cid; t < tiles; t += nclusters) {
                 int tp, tq;
-                tile_of(t, pairs_p, tiles_q, &tp, &tq);
+                tile_of<band_rows(BQ)>(t, pairs_p, tiles_q, &tp, &tq);
                 tp = tp * CLUSTER + int(rank);
                 for (int kb = 0; kb < nk; ++kb) {
                     // A fresh barrier counts its previous phase (parity 1) as completed.
@@ -187,7 +178,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             const uint32_t sbase = static_cast<uint32_t>(__cvta_generic_to_shared(scales));
             for (int t = cid; t < tiles; t += nclusters) {
                 int tp, tq;
-                tile_of(t, pairs_p, tiles_q, &tp, &tq);
+                tile_of<band_rows(BQ)>(t, pairs_p, tiles_q, &tp, &tq);
                 tp = tp * CLUSTER + int(rank);
                 const int64_t base = sc.rows_on_p ? int64_t(tp) * BP : int64_t(tq) * BQ;
                 const int64_t len = sc.rows_on_p ? P : Q;
@@ -285,7 +276,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         };
         for (int tile = cid; tile < tiles; tile += nclusters) {
             int tp, tq;
-            tile_of(tile, pairs_p, tiles_q, &tp, &tq);
+            tile_of<band_rows(BQ)>(tile, pairs_p, tiles_q, &tp, &tq);
             tp = tp * CLUSTER + int(rank);
 #pragma unroll
             for (int i = 0; i < 64; ++i) f[i] = 0.0f;
@@ -362,9 +353,6 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
 #endif
 }
-
-#include "wgmma_ws_maps.cuh"
-#include "wgmma_ws_plan.cuh"
 
 // ---- the call ----------------------------------------------------------------------
 
@@ -508,7 +496,6 @@ inline Result run(const GemmF8 &f) {
 }  // namespace gpk::cuda::tc
 
 // ---- the library's launcher ---------------------------------------------------------
-#include "tc_launch.cuh"
 
 namespace gpk::cuda {
 namespace {
@@ -538,11 +525,11 @@ bool fp8_call(gpk_context &ctx, const GemmArgs &a, tc::fp8::GemmF8 *out, const c
     *why_not = tc::fp8::refusal(f);
     if (*why_not != nullptr) return false;
     bool have = false;
-    const tc::Result r = tc::fp8::sm90a_available(ctx.device, &have);
+    const tc::Result r = tc::wgmma::sm90a_available(ctx.device, &have);
     *why_not = r.status != tc::Status::Ok ? "the GPU could not be probed for sm_90a code"
                : !have ? "FP8 wgmma, TMA and clusters need an sm_90 GPU (H100, H200) and sm_90a code in the build"
-               : tc::fp8::encode_fn() == nullptr ? "the driver lacks cuTensorMapEncodeTiled"
-                                                 : nullptr;
+               : tc::wgmma::encode_fn() == nullptr ? "the driver lacks cuTensorMapEncodeTiled"
+                                                   : nullptr;
     *out = f;
     return *why_not == nullptr;
 }

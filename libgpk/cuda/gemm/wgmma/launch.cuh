@@ -1,12 +1,12 @@
 // The library side of the tensor-core rungs (11 and up): their launchers turn a
-// GemmArgs into the rungs' own call (tc_common.cuh's GemmTc) with the context's
+// GemmArgs into the rungs' own call (common.cuh's GemmTc) with the context's
 // stream and scratch, and their Result into a gpk_status.
 #pragma once
 
-#include "../ladders.hpp"
-#include "../resources.hpp"
-#include "gemm_util.cuh"
-#include "tc_common.cuh"
+#include "../../ladders.hpp"
+#include "../../resources.hpp"
+#include "../gemm_util.cuh"
+#include "common.cuh"
 
 namespace gpk::cuda {
 

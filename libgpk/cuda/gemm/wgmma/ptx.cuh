@@ -1,6 +1,19 @@
-// The wgmma, mbarrier and TMA instructions of gemm rung 12 (12_wgmma_ws.cu), as inline
-// PTX: included by that file inside namespace gpk::cuda::tc::ws12, after the tile
-// constants it uses, and nowhere else.
+// The instructions of the wgmma family (gemm rungs 12_wgmma_ws and 15_wgmma_fp8) as
+// inline PTX, with the device code built directly on them: shared-memory matrix
+// descriptors, the 16-bit and TF32 wgmma of every tile width, X fragments read into
+// registers, mbarriers, TMA loads (multicast too) and stores, and the two epilogues that
+// write a consumer's accumulators (through TMA-store boxes or F32 vectors). One copy for
+// both rungs, so that a fix to an instruction's operands reaches every kernel that issues
+// it. Everything but the register-list macros exists in sm_90a code alone (config.cuh).
+#pragma once
+
+#include "common.cuh"
+#include "config.cuh"
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <type_traits>
 
 #define GPK_WGMMA_D_REGS \
     "{" "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15" \
@@ -55,6 +68,8 @@
     "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
     "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
     "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+
+namespace gpk::cuda::tc::wgmma {
 
 #ifdef GPK_SM90A_CODE
 // Shared-memory matrix descriptors, 128-byte swizzle (bits 0-13 address, 16-29 leading
@@ -425,3 +440,5 @@ __device__ __forceinline__ void store_tile_t(const float (&d)[BQ / 2], uint8_t *
     }
 }
 #endif
+
+}  // namespace gpk::cuda::tc::wgmma

@@ -1,9 +1,9 @@
 // The packing of gemm rung 15 (15_wgmma_fp8.cu): an FP8 operand that FP8 wgmma cannot
 // read in place (MN-major, or a pointer or leading dimension off 16 bytes) copied once
 // into k-major workspace, rows packed_ld(K, 1) bytes apart (k rounded up to 128, the
-// pad zeros). Included by that file inside its namespace, after tc_common.cuh.
+// pad zeros).
 //
-// tc_common.cuh's pack kernel moves one element per thread and instruction: for 1-byte
+// common.cuh's pack kernel moves one element per thread and instruction: for 1-byte
 // elements it runs at a third of the memory's rate, which an MN-major operand of a large
 // product pays for in full. Here a block moves a 128 x 128-byte tile through shared
 // memory: an MN-major source is read 16 bytes at a time along its rows (m or n), each
@@ -11,6 +11,17 @@
 // leaves in 128-byte rows of the k-major copy. Where the source's pointer or leading
 // dimension is not a multiple of 16 bytes, the words are read 4 bytes at a time (off 4,
 // as aligned pairs realigned with a byte permute; the same tile, the same stores).
+
+#pragma once
+
+#include "common.cuh"
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gpk::cuda::tc::wgmma {
 
 constexpr int PACK_TILE = 128, PACK_ROW = PACK_TILE + 4;  // a tile row in shared memory, padded
 
@@ -42,6 +53,11 @@ __device__ __forceinline__ uint32_t pack_word_k(const uint8_t *src, int64_t ld, 
 // dst[r * ldd + c] = element (r, c) for c < cols, 0 up to ldd; a block per 128 x 128
 // tile (grid x over c, y over r, both grid-stride). vec: the source's pointer and leading
 // dimension are multiples of 16 bytes; words: of 4.
+//
+// In an unnamed namespace (with prepare_f8, its launch): a kernel that is no template,
+// defined in a header, is defined again in each file that includes it, and the library's
+// link would see each definition under the same name.
+namespace {
 __global__ void __launch_bounds__(256) pack_f8_kernel(const uint8_t *__restrict__ src, int64_t ld, bool kmajor,
                                                       int64_t rows, int64_t cols, uint8_t *__restrict__ dst,
                                                       int64_t ldd, bool vec, bool words) {
@@ -96,7 +112,7 @@ __global__ void __launch_bounds__(256) pack_f8_kernel(const uint8_t *__restrict_
 }
 
 // The workspace bytes and launches for both operands: each one that FP8 wgmma cannot
-// read in place is packed (tc_common.cuh's Prepared says which and where).
+// read in place is packed (common.cuh's Prepared says which and where).
 inline Result prepare_f8(const Normal &nf, const GemmTc &g, Prepared *pr) {
     if (pack_bytes(nf, 1, 1) > g.workspace_bytes) return {Status::WorkspaceTooSmall, "workspace", cudaSuccess};
     const int64_t ldd = packed_ld(nf.K, 1);
@@ -125,3 +141,6 @@ inline Result prepare_f8(const Normal &nf, const GemmTc &g, Prepared *pr) {
     pr->xk = pr->yk = true;
     return ok();
 }
+
+}  // namespace
+}  // namespace gpk::cuda::tc::wgmma

@@ -1,5 +1,5 @@
 // The summation order of the memory-bound gemm rungs (13_skinny, 14_gram), written once
-// for the kernels (membound_kernel.cuh) and for the host, where a stand-in of it is
+// for the kernels (kernel.cuh) and for the host, where a stand-in of it is
 // tested without a GPU (tests/gemm/test_membound_order.cpp) and where the GPU tests compare
 // the kernels' F32 and F64 results with it bit for bit (tests/gemm/test_membound.cpp).
 //

@@ -1,6 +1,26 @@
-// The host side of gemm rung 12 (12_wgmma_ws.cu) that is not the launch itself: whether
-// the GPU runs its sm_90a code, and the TMA tensor maps of its operands. Included by that
-// file inside namespace gpk::cuda::tc::ws12, after the kernels, and nowhere else.
+// The host side of the wgmma family (gemm rungs 12_wgmma_ws and 15_wgmma_fp8) that is
+// not a launch itself: whether the GPU runs a rung's sm_90a code, and the TMA tensor
+// maps of the operands and of C, encoded through the driver's entry point (the library
+// does not link the driver) and kept per thread.
+#pragma once
+
+#include "common.cuh"
+#include "config.cuh"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstdint>
+#include <type_traits>
+
+namespace gpk::cuda::tc::wgmma {
+
+// The probe and its answer belong to the file that includes them (an unnamed namespace):
+// each rung asks whether its own sm_90a code runs, and a kernel that is no template would
+// otherwise be defined under one name in every file that includes this header.
+namespace {
 
 // Writes 1 where the GPU runs this file's sm_90a code, 0 elsewhere.
 __global__ void probe_kernel(int *out) {
@@ -11,7 +31,7 @@ __global__ void probe_kernel(int *out) {
 #endif
 }
 
-// Whether device `dev` runs the sm_90a kernels of this binary; asked once per device.
+// Whether device `dev` runs the sm_90a kernels of the including file; asked once per device.
 inline Result sm90a_available(int dev, bool *yes) {
     static std::atomic<int> known[64];  // 0: not asked, 1: yes, 2: no
     if (dev < 0 || dev >= 64) return not_supported("gemm rung wgmma_ws: device index above 63");
@@ -38,6 +58,8 @@ inline Result sm90a_available(int dev, bool *yes) {
     *yes = k == 1;
     return ok();
 }
+
+}  // namespace
 
 inline PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
     static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
@@ -128,3 +150,5 @@ inline bool make_map_c(CUtensorMap *map, const GemmTc &g, const Normal &nf) {
     return encode_2d(map, dt, g.C, cuuint64_t(nf.Q), cuuint64_t(nf.P), cuuint64_t(g.ldc) * sizeof(T),
                      cuuint32_t(OUT_BOX), cuuint32_t(OUT_BOX), CU_TENSOR_MAP_L2_PROMOTION_NONE);
 }
+
+}  // namespace gpk::cuda::tc::wgmma

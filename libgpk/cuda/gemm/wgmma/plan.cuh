@@ -1,7 +1,16 @@
-// The host side of gemm rung 12 (12_wgmma_ws.cu) that decides how a call runs, from
-// its normal form alone: which operand is X, the tiles, and the persistent grid.
-// Included by that file inside namespace gpk::cuda::tc::ws12, after its tile constants,
-// and nowhere else.
+// How a call of the wgmma family runs, decided from its normal form alone, on the host
+// and without a GPU (tests/gemm/test_tc_plan.cu checks it so): for gemm rung 12
+// (12_wgmma_ws.cu), which operand is X and the width of the tiles; for both rungs (15's
+// tiles are 128 x 128), the persistent grid and its walk over the tiles.
+#pragma once
+
+#include "common.cuh"
+#include "config.cuh"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gpk::cuda::tc::wgmma {
 
 // F32 (TF32 products): TF32 wgmma reads k-major operands from shared memory only, but
 // X from registers in any layout. An MN-major X is read so, in place; an MN-major Y
@@ -72,3 +81,27 @@ inline int64_t grid_clusters(int64_t pairs, int64_t fit) {
     const int64_t w = waves(pairs, fit);
     return w > 1 ? (pairs + w - 1) / w : pairs;
 }
+
+// The persistent walk's bands, in rows of cluster tiles (pairs of tile rows). Wide tiles
+// serve large products, whose operands outlast L2 over many waves of tiles: bands of 8
+// keep what one wave reads small. 64-wide tiles are chosen only where a single wave
+// holds every tile (tile_config), so the walk decides no more than which tiles the
+// clusters started one after another take. In bands of 2, eight consecutive clusters
+// cover 2 x 4 cluster tiles; in bands of 8 they would cover 4 x 2 (four rows of cluster
+// tiles, as at 1024 x 1024) or 8 x 1, whose X and Y tiles are at least one and a half
+// times as many bytes per k-tile, and L2 serves more sectors for the same product.
+__host__ __device__ constexpr int band_rows(int bq) { return bq == 64 ? 2 : 8; }
+
+// The tile `t` of the persistent walk: bands of GROUP rows of cluster tiles, column by
+// column inside a band, so the blocks running at once read few distinct X and Y tiles.
+template <int GROUP>
+__host__ __device__ __forceinline__ void tile_of(int t, int tiles_p, int tiles_q, int *tp, int *tq) {
+    const int per_band = GROUP * tiles_q;
+    const int band = t / per_band, first = band * GROUP;
+    const int rows = tiles_p - first < GROUP ? tiles_p - first : GROUP;
+    const int r = t - band * per_band;
+    *tp = first + r % rows;
+    *tq = r / rows;
+}
+
+}  // namespace gpk::cuda::tc::wgmma

@@ -1,13 +1,21 @@
 // The FP8 wgmma of gemm rung 15 (15_wgmma_fp8.cu): m64n128k32, F32 accumulators, both
 // operands k-major in shared memory through descriptors (FP8 wgmma has no transpose
-// bits: its operands are k-major or nothing). Included by that file inside its
-// namespace, after wgmma_ws_ptx.cuh (the accumulator register lists and the
-// descriptors), and nowhere else.
+// bits: its operands are k-major or nothing); with the few instructions around it that
+// the FP8 kernel's promotion of partial sums needs. Built on ptx.cuh (the accumulator
+// register lists and the descriptors), apart from it because no 16-bit kernel uses it.
 //
 // XT and YT: the formats of the first operand (X, the 64 rows of D) and of the second
 // (Y, its 128 columns), 0 for E4M3 and 1 for E5M2; any mix is one instruction.
 // acc == 0: D = the product, the accumulators' old values not read (each 128-k block
 // starts a fresh partial sum this way, with no instructions to zero it).
+#pragma once
+
+#include "config.cuh"
+#include "ptx.cuh"
+
+#include <cstdint>
+
+namespace gpk::cuda::tc::wgmma {
 
 #ifdef GPK_SM90A_CODE
 #define GPK_F8_WGMMA_128(XS, YS)                                                                       \
@@ -59,3 +67,5 @@ __device__ __forceinline__ void wgmma_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(pending) : "memory");
 }
 #endif
+
+}  // namespace gpk::cuda::tc::wgmma

@@ -4,8 +4,10 @@
 // and the alpha/beta epilogue.
 //
 // The rungs take A, B and C in F16 or BF16, or in F32 with the products rounded to
-// TF32, and accumulate in F32. They are self-contained (no registry types), so that a
-// benchmark can include them directly and the library can wrap them in its launchers.
+// TF32, and accumulate in F32. This header is self-contained (no registry types), so
+// that a test or benchmark can include it directly and the library can wrap the rungs in
+// its launchers (launch.cuh). It lives with the wgmma family, whose kernels build on its
+// normal form and epilogue; rung 11 (mma.sync) includes it too.
 //
 // Normal form. Every call is first written column-major (a row-major C is the
 // column-major C^T = op(B)^T op(A)^T). The kernels then compute D = C^T, of P = n rows

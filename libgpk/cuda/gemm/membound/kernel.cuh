@@ -1,5 +1,5 @@
 // The kernels of the memory-bound gemm rungs (13_skinny, 14_gram): split-k products
-// out(p, q) = sum_k W(p, k) X(k, q) in the fixed order of membound_order.hpp.
+// out(p, q) = sum_k W(p, k) X(k, q) in the fixed order of order.hpp.
 //
 // * A block owns BP rows of W (p), BQ columns of X (q) and one split of k. It streams
 //   its k-tiles of W and X through a kStages-deep ring of shared memory with 16-byte
@@ -38,10 +38,10 @@
 // kernels compile to a trap there.
 #pragma once
 
-#include "../cp_async.cuh"
-#include "../kernel_util.cuh"
-#include "../../common/half.hpp"
-#include "membound_order.hpp"
+#include "../../cp_async.cuh"
+#include "../../kernel_util.cuh"
+#include "../../../common/half.hpp"
+#include "order.hpp"
 
 #include <cuda_runtime.h>
 
@@ -96,7 +96,7 @@ __device__ __forceinline__ void deliver(const Params<T, Acc> &pr, int64_t p, int
         pr.part[(static_cast<int64_t>(blockIdx.y) * pr.s + q) * (pr.p_end - pr.p_begin) + (p - pr.p_begin)] = v;
 }
 
-// The splits' partials joined (membound_order.hpp, join_splits), then C: by one thread
+// The splits' partials joined (order.hpp, join_splits), then C: by one thread
 // per element where there are few splits, by a warp per element where there are many
 // (the lanes' loads in flight at once); the same order, the same bits.
 template <class T, class Acc, bool kWarp>
@@ -370,7 +370,7 @@ __global__ void __launch_bounds__(PT *QT *G) simt_kernel(Params<T, T> pr) {
         pipeline<RP * TQ >= 32>(tiles, load, compute);
 
         if constexpr (G > 1) {
-            // The tree of membound_order.hpp: group g < h adds group g + h.
+            // The tree of order.hpp: group g < h adds group g + h.
             T *red = smem;
             constexpr int kSpan = PT * QT * RP * TQ;  // one group's values
             const int slot = (pt + PT * qt) * RP * TQ;

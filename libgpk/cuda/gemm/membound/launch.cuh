@@ -1,10 +1,10 @@
-// How rungs 13_skinny and 14_gram run a call on membound_kernel.cuh's kernels: the
+// How rungs 13_skinny and 14_gram run a call on kernel.cuh's kernels: the
 // call's form (which operand is W, the long one, and which is X), the kernel
 // configuration as a table over the operands' layouts, the workspace, the launches.
 #pragma once
 
-#include "gemm_util.cuh"
-#include "membound_kernel.cuh"
+#include "../gemm_util.cuh"
+#include "kernel.cuh"
 
 #include <map>
 #include <mutex>
