@@ -349,10 +349,13 @@ const Row *nearest(const Table &table, const Key &key) {
                                         [](const Row &r, const Key &k) { return class_less(r.key, k); });
     double logs[kMaxDims] = {};
     for (int i = 0; i < key.ndims && i < kMaxDims; ++i) logs[i] = std::log2(static_cast<double>(key.dims[i]));
-    // A batch's count weighs a quarter of a product's dimension: a factor of 4 in the
-    // count is as far as a factor of 2 in m, n or k. The products' shape decides which
-    // rung leads; the count, how full the GPU is.
-    double weight[kMaxDims] = {1, 1, 1, key.op == GPK_OP_GEMM_BATCHED ? 0.25 : 1};
+    // A batch's count weighs a sixteenth of a product's dimension: a factor of 16 in
+    // the count is as far as a factor of 2 in m, n or k. The products' shape decides
+    // which rung leads (it turns from one multiple of 4 to the next); the count, how
+    // full the GPU is, and past a few hundred MiB per operand it changes little. With
+    // a quarter, F32 40^3 products filling 1 GiB took 32^3's rung at 256 MiB (prefetch,
+    // 0.69 of the best) over 40^3's.
+    double weight[kMaxDims] = {1, 1, 1, key.op == GPK_OP_GEMM_BATCHED ? 1.0 / 16 : 1};
     const Row *best = nullptr;
     double best_d = 0;
     for (auto r = first; r != table.rows.end() && same_class(r->key, key); ++r) {

@@ -41,8 +41,8 @@
 //
 // Lookup, for a call: its key (op, dtype, math, layout, align, shape); among the rows of
 // the same op and class, the nearest in log-shape space (the sum over the dimensions
-// of the squared difference of log2, a batch's count weighing a quarter: a factor of 4
-// in it is as far as a factor of 2 in m, n or k), ties going to the smaller shape (rows are
+// of the squared difference of log2, a batch's count weighing a sixteenth: a factor of
+// 16 in it is as far as a factor of 2 in m, n or k), ties going to the smaller shape (rows are
 // sorted by shape at load, so the order of a file's lines does not matter); then the
 // first rung of that row's list that takes the call (its dtypes and its `takes`
 // function: alignment, the GPU) and that "auto" may run (rungs.def's GPK_AUTO_NEVER).
