@@ -88,25 +88,6 @@ namespace {
 using plan::device_bytes;
 using plan::device_ld;
 
-// ---- gemm geometry ----------------------------------------------------------------------
-
-// Rows [i0, i0 + count) of op(A) as stored: a column-major m x k A keeps them as the
-// inner part of its k columns; a transposed one (stored k x m) as `count` whole columns.
-MatrixView rows_of_op_a(const GemmArgs &a, size_t es, int64_t i0, int64_t count) {
-    if (!a.transa) return MatrixView{a.m, a.k, a.lda, a.A}.block(i0, 0, count, a.k, es);
-    return MatrixView{a.k, a.m, a.lda, a.A}.block(0, i0, a.k, count, es);
-}
-
-// Columns [j0, j0 + count) of op(B) as stored.
-MatrixView cols_of_op_b(const GemmArgs &a, size_t es, int64_t j0, int64_t count) {
-    if (!a.transb) return MatrixView{a.k, a.n, a.ldb, a.B}.block(0, j0, a.k, count, es);
-    return MatrixView{a.n, a.k, a.ldb, a.B}.block(j0, 0, count, a.k, es);
-}
-
-MatrixView c_tile(const GemmArgs &a, size_t es, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
-    return MatrixView{a.m, a.n, a.ldc, a.C}.block(i0, j0, rows, cols, es);
-}
-
 }  // namespace
 
 // ---- gemm -------------------------------------------------------------------------------
@@ -128,15 +109,17 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, const Rung<GemmArgs>
     // X is the streamed operand, Y the resident one. Panels run along P (rows of C when
     // B is resident, columns when A is), the resident blocks along Q.
     const int64_t P = resident_a ? a.n : a.m, Q = resident_a ? a.m : a.n;
-    auto streamed = [&](int64_t p0, int64_t count) {
-        return resident_a ? cols_of_op_b(a, es, p0, count) : rows_of_op_a(a, es, p0, count);
-    };
-    auto resident = [&](int64_t q0, int64_t count) {
-        return resident_a ? rows_of_op_a(a, es, q0, count) : cols_of_op_b(a, es, q0, count);
-    };
-    auto tile = [&](int64_t p0, int64_t pc, int64_t q0, int64_t qc) {
-        return resident_a ? c_tile(a, es, q0, qc, p0, pc) : c_tile(a, es, p0, pc, q0, qc);
-    };
+    const plan::GemmArrays arrays{MatrixView{a.transa ? a.k : a.m, a.transa ? a.m : a.k, a.lda, a.A},
+                                  MatrixView{a.transb ? a.n : a.k, a.transb ? a.k : a.n, a.ldb, a.B},
+                                  MatrixView{a.m, a.n, a.ldc, a.C},
+                                  a.k,
+                                  a.transa,
+                                  a.transb,
+                                  resident_a,
+                                  es};
+    auto streamed = [&](int64_t p0, int64_t count) { return arrays.streamed(p0, count); };
+    auto resident = [&](int64_t q0, int64_t count) { return arrays.resident(q0, count); };
+    auto tile = [&](int64_t p0, int64_t pc, int64_t q0, int64_t qc) { return arrays.tile(p0, pc, q0, qc); };
     const Memory mx = product ? memory_of(streamed(0, P), es, resident_a ? dev_b : dev_a) : Memory::Device;
     const Memory my = product ? memory_of(resident(0, Q), es, resident_a ? dev_a : dev_b) : Memory::Device;
     const Memory mc = memory_of(tile(0, P, 0, Q), es, dev_c);
@@ -274,12 +257,16 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, const Rung
     GPK_FORWARD_IF_ERROR(get_pipeline(ctx, &pp));
     Pipeline &p = *pp;
     const size_t es = a.elem_size;
-    const MatrixView A{a.rows, a.cols, a.lda, a.A}, B{a.cols, a.rows, a.ldb, a.B};
-
     // Chunks are tiles of A, h rows by w columns, whose transposes are tiles of B: in
     // the caller's arrays, w lines of h elements in A and h lines of w elements in B.
-    auto a_tile = [&](int64_t i0, int64_t hc, int64_t j0, int64_t wc) { return A.block(i0, j0, hc, wc, es); };
-    auto b_tile = [&](int64_t i0, int64_t hc, int64_t j0, int64_t wc) { return B.block(j0, i0, wc, hc, es); };
+    const plan::TransposeArrays arrays{MatrixView{a.rows, a.cols, a.lda, a.A}, MatrixView{a.cols, a.rows, a.ldb, a.B},
+                                       es};
+    auto a_tile = [&](int64_t i0, int64_t hc, int64_t j0, int64_t wc) {
+        return arrays.a_tile(plan::TransposeChunk{i0, hc, j0, wc});
+    };
+    auto b_tile = [&](int64_t i0, int64_t hc, int64_t j0, int64_t wc) {
+        return arrays.b_tile(plan::TransposeChunk{i0, hc, j0, wc});
+    };
     const Memory ma = memory_of(a_tile(0, a.rows, 0, a.cols), es, dev_a);
     const Memory mb = memory_of(b_tile(0, a.rows, 0, a.cols), es, dev_b);
     const bool a_host = ma != Memory::Device, b_host = mb != Memory::Device;

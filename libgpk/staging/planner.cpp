@@ -59,26 +59,39 @@ int64_t panel_length(int64_t total, size_t per_unit, const StagingSettings &st, 
 
 namespace {
 
-// Rows of op(A) as stored: a column-major m x k A keeps them as the inner part of its
-// k columns; a transposed one (stored k x m) as `count` whole columns.
-MatrixView rows_of_op_a(const GemmProblem &g, int64_t count) {
-    return g.transa ? MatrixView::packed(g.k, count) : MatrixView::packed(count, g.k);
+// Rows [i0, i0 + count) of op(A) as stored: a column-major m x k A keeps them as the
+// inner part of its k columns; a transposed one (stored k x m) as `count` whole columns.
+MatrixView rows_of_op_a(const MatrixView &a, bool transa, int64_t k, int64_t i0, int64_t count, size_t es) {
+    return transa ? a.block(0, i0, k, count, es) : a.block(i0, 0, count, k, es);
 }
-// Columns of op(B) as stored.
-MatrixView cols_of_op_b(const GemmProblem &g, int64_t count) {
-    return g.transb ? MatrixView::packed(count, g.k) : MatrixView::packed(g.k, count);
+// Columns [j0, j0 + count) of op(B) as stored.
+MatrixView cols_of_op_b(const MatrixView &b, bool transb, int64_t k, int64_t j0, int64_t count, size_t es) {
+    return transb ? b.block(j0, 0, count, k, es) : b.block(0, j0, k, count, es);
 }
+// The extent of a piece alone, packed (what a lane's copy of it holds).
+MatrixView extent(const MatrixView &v) { return MatrixView::packed(v.inner, v.outer); }
 
 }  // namespace
 
+// The extents are those of the pieces of GemmArrays, cut from arrays with no pointer.
 MatrixView GemmProblem::streamed(int64_t count) const {
-    return resident_a ? cols_of_op_b(*this, count) : rows_of_op_a(*this, count);
+    return extent(GemmArrays{{}, {}, {}, k, transa, transb, resident_a, es}.streamed(0, count));
 }
 MatrixView GemmProblem::resident(int64_t count) const {
-    return resident_a ? rows_of_op_a(*this, count) : cols_of_op_b(*this, count);
+    return extent(GemmArrays{{}, {}, {}, k, transa, transb, resident_a, es}.resident(0, count));
 }
 MatrixView GemmProblem::tile(int64_t pc, int64_t qc) const {
-    return resident_a ? MatrixView::packed(qc, pc) : MatrixView::packed(pc, qc);
+    return extent(GemmArrays{{}, {}, {}, k, transa, transb, resident_a, es}.tile(0, pc, 0, qc));
+}
+
+MatrixView GemmArrays::streamed(int64_t p0, int64_t count) const {
+    return resident_a ? cols_of_op_b(b, transb, k, p0, count, es) : rows_of_op_a(a, transa, k, p0, count, es);
+}
+MatrixView GemmArrays::resident(int64_t q0, int64_t count) const {
+    return resident_a ? rows_of_op_a(a, transa, k, q0, count, es) : cols_of_op_b(b, transb, k, q0, count, es);
+}
+MatrixView GemmArrays::tile(int64_t p0, int64_t pc, int64_t q0, int64_t qc) const {
+    return resident_a ? c.block(q0, p0, qc, pc, es) : c.block(p0, q0, pc, qc, es);
 }
 
 GemmChunk GemmPlan::chunk(int64_t index, const GemmProblem &g) const {

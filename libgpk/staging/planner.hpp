@@ -100,6 +100,19 @@ struct GemmChunk {
     int64_t p0, pc, q0, qc;  // panel [p0, p0 + pc) of block [q0, q0 + qc)
 };
 
+// Where a chunk's pieces lie in the caller's arrays, in GemmProblem's orientation (its
+// extents are these pieces' extents): a, b and c are the whole A (m x k as stored, k x m
+// when transa), B (k x n, or n x k) and C (m x n).
+struct GemmArrays {
+    MatrixView a, b, c;
+    int64_t k;
+    bool transa, transb, resident_a;
+    size_t es;
+    MatrixView streamed(int64_t p0, int64_t count) const;  // a panel of X
+    MatrixView resident(int64_t q0, int64_t count) const;  // a block of Y
+    MatrixView tile(int64_t p0, int64_t pc, int64_t q0, int64_t qc) const;  // C's tile
+};
+
 struct GemmPlan {
     bool fits;
     Shortfall shortfall;  // when !fits
@@ -127,6 +140,15 @@ struct TransposeProblem {
 
 struct TransposeChunk {
     int64_t i0, hc, j0, wc;  // rows [i0, i0 + hc), columns [j0, j0 + wc) of A
+};
+
+// A chunk's tile in the caller's arrays: wc lines of hc elements in A (rows x cols as
+// stored), hc lines of wc in B (cols x rows).
+struct TransposeArrays {
+    MatrixView a, b;
+    size_t es;
+    MatrixView a_tile(const TransposeChunk &ch) const { return a.block(ch.i0, ch.j0, ch.hc, ch.wc, es); }
+    MatrixView b_tile(const TransposeChunk &ch) const { return b.block(ch.j0, ch.i0, ch.wc, ch.hc, es); }
 };
 
 struct TransposePlan {

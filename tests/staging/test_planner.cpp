@@ -10,6 +10,7 @@
 #include "staging/planner.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <vector>
 
 namespace {
@@ -364,6 +365,26 @@ void check_lanes(Case &c, const plan::Needs &n, int streams, int64_t chunks) {
         c.fail("unaligned needs: lane %zu, shared %zu, slot %zu", n.lane_device, n.shared, n.slot);
 }
 
+// Whether `piece` lies inside `whole` (the same ld): its first element at a row and
+// line of `whole` from which its extent stays inside, and its extent `want`.
+bool inside(Case &c, const char *what, int64_t index, const MatrixView &piece, const MatrixView &whole, size_t es,
+            const MatrixView &want) {
+    const std::ptrdiff_t bytes = piece.bytes() - whole.bytes();
+    const int64_t at = bytes / static_cast<std::ptrdiff_t>(es);
+    if (piece.inner != want.inner || piece.outer != want.outer || piece.ld != whole.ld || bytes < 0 ||
+        bytes % static_cast<std::ptrdiff_t>(es) != 0 || at % whole.ld + piece.inner > whole.inner ||
+        at / whole.ld + piece.outer > whole.outer) {
+        c.fail("chunk %lld: %s %lld x %lld (ld %lld) at element %lld of %lld x %lld (ld %lld), planned %lld x %lld",
+               static_cast<long long>(index), what, static_cast<long long>(piece.inner),
+               static_cast<long long>(piece.outer), static_cast<long long>(piece.ld), static_cast<long long>(at),
+               static_cast<long long>(whole.inner), static_cast<long long>(whole.outer),
+               static_cast<long long>(whole.ld), static_cast<long long>(want.inner),
+               static_cast<long long>(want.outer));
+        return false;
+    }
+    return true;
+}
+
 void gemm_invariants(Suite &suite) {
     Rng rng(seed_of({20, 19, 1}));
     const int cases = suite.quick() ? 300 : 3000;
@@ -436,6 +457,21 @@ void gemm_invariants(Suite &suite) {
                        static_cast<long long>(up.panel), static_cast<long long>(up.block),
                        static_cast<long long>(p.panel), static_cast<long long>(p.block));
         }
+        // The caller's arrays, leading dimensions above their minimum: every piece of
+        // a chunk lies inside its array, with the extent its buffers were planned for.
+        const int64_t ra = g.transa ? g.k : g.m, ca = g.transa ? g.m : g.k;
+        const int64_t rb = g.transb ? g.n : g.k, cb = g.transb ? g.k : g.n;
+        const MatrixView whole_a{ra, ca, ra + rng.range(0, 3)}, whole_b{rb, cb, rb + rng.range(0, 3)},
+            whole_c{g.m, g.n, g.m + rng.range(0, 3)};
+        static std::vector<char> arena(size_t{2} << 20);  // past every array of these sizes
+        const plan::GemmArrays arrays{MatrixView{ra, ca, whole_a.ld, arena.data()},
+                                      MatrixView{rb, cb, whole_b.ld, arena.data()},
+                                      MatrixView{g.m, g.n, whole_c.ld, arena.data()},
+                                      g.k,
+                                      g.transa,
+                                      g.transb,
+                                      g.resident_a,
+                                      g.es};
         // Every element of C in exactly one chunk; each chunk within the buffers.
         std::vector<unsigned char> hits(static_cast<size_t>(P * Q), 0);
         for (int64_t index = 0; index < p.chunks() && !c.failed(); ++index) {
@@ -444,6 +480,18 @@ void gemm_invariants(Suite &suite) {
                 c.fail("chunk %lld out of bounds", static_cast<long long>(index));
                 break;
             }
+            const MatrixView x_whole = g.resident_a ? arrays.b : arrays.a, y_whole = g.resident_a ? arrays.a : arrays.b;
+            if (g.k > 0 && !(inside(c, "X", index, arrays.streamed(ch.p0, ch.pc), x_whole, g.es, g.streamed(ch.pc)) &&
+                             inside(c, "Y", index, arrays.resident(ch.q0, ch.qc), y_whole, g.es, g.resident(ch.qc))))
+                break;
+            if (!inside(c, "C", index, arrays.tile(ch.p0, ch.pc, ch.q0, ch.qc), arrays.c, g.es, g.tile(ch.pc, ch.qc)))
+                break;
+            // C's tile starts at row p0 (or q0) and column q0 (or p0) of C.
+            const int64_t row = g.resident_a ? ch.q0 : ch.p0, col = g.resident_a ? ch.p0 : ch.q0;
+            if (arrays.tile(ch.p0, ch.pc, ch.q0, ch.qc).bytes() - arrays.c.bytes() !=
+                static_cast<std::ptrdiff_t>((row + col * whole_c.ld) * static_cast<int64_t>(g.es)))
+                c.fail("chunk %lld: C's tile not at (%lld, %lld)", static_cast<long long>(index),
+                       static_cast<long long>(row), static_cast<long long>(col));
             for (int64_t q = ch.q0; q < ch.q0 + ch.qc; ++q)
                 for (int64_t r = ch.p0; r < ch.p0 + ch.pc; ++r) ++hits[static_cast<size_t>(r + q * P)];
             const size_t lane = (g.x != Memory::Device ? plan::device_bytes(g.streamed(ch.pc), g.es) : 0) +
@@ -515,6 +563,11 @@ void transpose_invariants(Suite &suite) {
             c.fail("tile %lldx%lld", static_cast<long long>(p.h), static_cast<long long>(p.w));
         check_lanes(c, p.needs, st.streams, p.chunks());
         if (p.needs.device() > budget) c.fail("needs %zu bytes, budget %zu", p.needs.device(), budget);
+        // The caller's A and B, leading dimensions above their minimum: each chunk's
+        // tiles lie inside them, with the extents planned, B's the transpose of A's.
+        static std::vector<char> arena(size_t{2} << 20);  // past every array of these sizes
+        const plan::TransposeArrays arrays{MatrixView{t.rows, t.cols, t.rows + rng.range(0, 3), arena.data()},
+                                           MatrixView{t.cols, t.rows, t.cols + rng.range(0, 3), arena.data()}, t.es};
         std::vector<unsigned char> hits(static_cast<size_t>(t.rows * t.cols), 0);
         for (int64_t index = 0; index < p.chunks() && !c.failed(); ++index) {
             const plan::TransposeChunk ch = p.chunk(index, t);
@@ -522,6 +575,15 @@ void transpose_invariants(Suite &suite) {
                 c.fail("chunk %lld out of bounds", static_cast<long long>(index));
                 break;
             }
+            const MatrixView at = arrays.a_tile(ch), bt = arrays.b_tile(ch);
+            if (!inside(c, "A's tile", index, at, arrays.a, t.es, t.a_tile(ch.hc, ch.wc)) ||
+                !inside(c, "B's tile", index, bt, arrays.b, t.es, t.b_tile(ch.hc, ch.wc)))
+                break;
+            if (at.bytes() - arrays.a.bytes() != static_cast<std::ptrdiff_t>((ch.i0 + ch.j0 * arrays.a.ld) * t.es) ||
+                bt.bytes() - arrays.b.bytes() != static_cast<std::ptrdiff_t>((ch.j0 + ch.i0 * arrays.b.ld) * t.es))
+                c.fail("chunk %lld: tiles not at A(%lld, %lld) and B(%lld, %lld)", static_cast<long long>(index),
+                       static_cast<long long>(ch.i0), static_cast<long long>(ch.j0), static_cast<long long>(ch.j0),
+                       static_cast<long long>(ch.i0));
             for (int64_t j = ch.j0; j < ch.j0 + ch.wc; ++j)
                 for (int64_t r = ch.i0; r < ch.i0 + ch.hc; ++r) ++hits[static_cast<size_t>(r + j * t.rows)];
             const size_t lane = (t.a != Memory::Device ? plan::device_bytes(t.a_tile(ch.hc, ch.wc), t.es) : 0) +
