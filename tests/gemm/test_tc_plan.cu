@@ -28,10 +28,10 @@ void expect(bool ok, const char *what) {
 Normal normal(Dtype d, bool ta, bool tb, int64_t m, int64_t n, int64_t k, int64_t pad, uintptr_t a = 4096,
               uintptr_t b = 8192) {
     const int64_t lda = (ta ? k : m) + pad, ldb = (tb ? n : k) + pad, ldc = m;
-    GemmTc g{d, false, ta, tb, m, n, k, 1.0f, 0.0f, reinterpret_cast<const void *>(a), lda,
+    GemmTc g{d, ta, tb, m, n, k, 1.0f, 0.0f, reinterpret_cast<const void *>(a), lda,
              reinterpret_cast<const void *>(b), ldb, nullptr, ldc, nullptr, nullptr, 0};
-    Normal nf{};
-    expect(normalise(g, &nf).status == Status::Ok, "normalise");
+    const Normal nf = normal_form(g);
+    expect(nf.P == n && nf.Q == m && nf.K == k, "the normal form is n x m x k");
     return nf;
 }
 

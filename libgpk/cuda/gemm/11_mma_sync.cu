@@ -178,17 +178,15 @@ Result run(const GemmTc &g, const Normal &nf) {
 // Workspace bytes gemm_tc_mma_sync needs for this call (0 when both operands are
 // k-major, 16-byte aligned and k is a multiple of 8).
 inline size_t gemm_tc_mma_sync_workspace(const GemmTc &g) {
-    Normal nf{};
-    if (g.dtype == Dtype::TF32 || normalise(g, &nf).status != Status::Ok) return 0;
+    if (g.dtype == Dtype::TF32) return 0;
+    const Normal nf = normal_form(g);
     if (nf.P == 0 || nf.Q == 0 || nf.K == 0) return 0;
     return pack_bytes(nf, 2, 8);
 }
 
 inline Result gemm_tc_mma_sync(const GemmTc &g) {
     if (g.dtype == Dtype::TF32) return not_supported("gemm rung mma_sync takes F16 and BF16 only");
-    Normal nf{};
-    Result r = normalise(g, &nf);
-    if (r.status != Status::Ok) return r;
+    const Normal nf = normal_form(g);
     if (nf.P == 0 || nf.Q == 0) return ok();
     if (nf.K == 0 || g.alpha == 0.0f)
         return g.dtype == Dtype::F16 ? scale_c<__half>(g, nf) : scale_c<__nv_bfloat16>(g, nf);

@@ -566,16 +566,13 @@ Result launch(const GemmTc &g, const Normal &nf, const CUtensorMap &mx, const CU
 // Workspace bytes gemm_tc_wgmma_ws needs for this call: a packed copy of each operand
 // that is not k-major with a 16-byte aligned pointer and leading dimension.
 inline size_t gemm_tc_wgmma_ws_workspace(const GemmTc &g) {
-    Normal nf{};
-    if (normalise(g, &nf).status != Status::Ok) return 0;
+    const Normal nf = normal_form(g);
     if (nf.P == 0 || nf.Q == 0 || nf.K == 0) return 0;
     return pack_bytes(nf, elem_size(g.dtype), 1, g.dtype != Dtype::TF32, g.dtype != Dtype::TF32);
 }
 
 inline Result gemm_tc_wgmma_ws(const GemmTc &g) {
-    Normal nf{};
-    Result r = normalise(g, &nf);
-    if (r.status != Status::Ok) return r;
+    const Normal nf = normal_form(g);
     if (nf.P == 0 || nf.Q == 0) return ok();
     const bool no_product = nf.K == 0 || g.alpha == 0.0f;
     switch (g.dtype) {

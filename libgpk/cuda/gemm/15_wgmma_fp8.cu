@@ -356,9 +356,8 @@ __global__ void __launch_bounds__(THREADS, 1)
 
 // ---- the call ----------------------------------------------------------------------
 
-// One FP8 call in the rungs' raw form, column-major (g.row_major false: the library
-// swaps row-major calls before they arrive, scales and formats with them). g.dtype is
-// not read.
+// One FP8 call in the rungs' raw form, column-major (the library swaps row-major calls
+// before they arrive, scales and formats with them). g.dtype is not read.
 struct GemmF8 {
     GemmTc g;
     bool a_e5m2, b_e5m2;  // op(A)'s and op(B)'s format: E5M2, else E4M3
@@ -374,14 +373,13 @@ inline size_t c_size(int c_type) { return c_type == 0 ? 4 : 2; }
 // Workspace bytes for the operands that are packed: every one not k-major with a
 // 16-byte aligned pointer and leading dimension.
 inline size_t workspace_bytes(const GemmF8 &f) {
-    Normal nf{};
-    if (normalise(f.g, &nf).status != Status::Ok || nf.P == 0 || nf.Q == 0 || nf.K == 0) return 0;
+    const Normal nf = normal_form(f.g);
+    if (nf.P == 0 || nf.Q == 0 || nf.K == 0) return 0;
     return pack_bytes(nf, 1, 1);
 }
 
 // Why this rung cannot take the call, or null: the parts of a call it does not take.
 inline const char *refusal(const GemmF8 &f) {
-    if (f.g.row_major) return "it takes column-major calls (row-major ones swapped first)";
     if (f.c_type < 0 || f.c_type > 2) return "C must be F32, F16 or BF16";
     if ((f.scale_a == nullptr) != (f.scale_b == nullptr)) return "block scales come as a pair (scale_a and scale_b)";
     if (f.scale_a != nullptr && !((f.scale_a_group == 1 && f.scale_b_group == 128) ||
@@ -454,9 +452,7 @@ inline Result no_product(const GemmF8 &f, const Normal &nf) {
 }
 
 inline Result run(const GemmF8 &f) {
-    Normal nf{};
-    Result r = normalise(f.g, &nf);
-    if (r.status != Status::Ok) return r;
+    const Normal nf = normal_form(f.g);
     if (const char *why = refusal(f)) return not_supported(why);
     if (nf.P == 0 || nf.Q == 0) return ok();
     if (nf.K == 0 || f.g.alpha == 0.0f) return no_product(f, nf);
@@ -464,7 +460,7 @@ inline Result run(const GemmF8 &f) {
     cudaError_t e = cudaGetDevice(&dev);
     if (e != cudaSuccess) return cuda_failed(e, "gemm rung wgmma_fp8: querying the device");
     bool have = false;
-    r = sm90a_available(dev, &have);
+    Result r = sm90a_available(dev, &have);
     if (r.status == Status::CudaError) return cuda_failed(r.cuda, "gemm rung wgmma_fp8: probing for sm_90a code");
     if (r.status != Status::Ok || !have)
         return not_supported("gemm rung wgmma_fp8 needs an sm_90 GPU (H100/H200) and sm_90a code in the build");
@@ -509,7 +505,7 @@ bool fp8_call(gpk_context &ctx, const GemmArgs &a, tc::fp8::GemmF8 *out, const c
     }
     const int c = c_dtype_of(a);
     tc::fp8::GemmF8 f{};
-    f.g = tc::GemmTc{tc::Dtype::F16, false, a.transa, a.transb, a.m, a.n, a.k, static_cast<float>(a.alpha),
+    f.g = tc::GemmTc{tc::Dtype::F16, a.transa, a.transb, a.m, a.n, a.k, static_cast<float>(a.alpha),
                      static_cast<float>(a.beta), a.A, a.lda, a.B, a.ldb, a.C, a.ldc, stream(ctx), nullptr, 0};
     f.a_e5m2 = a_dtype_of(a) == GPK_F8E5M2;
     f.b_e5m2 = b_dtype_of(a) == GPK_F8E5M2;
@@ -554,8 +550,6 @@ gpk_status gemm_wgmma_fp8(gpk_context &ctx, const GemmArgs &args) {
         case tc::Status::Ok: return GPK_SUCCESS;
         case tc::Status::NotSupported: return refuse(ctx, "gemm", "wgmma_fp8", r.why);
         case tc::Status::CudaError: return check(ctx, r.cuda, r.why);
-        case tc::Status::InvalidArgument:
-            return fail(&ctx, GPK_ERROR_INVALID_ARGUMENT, "gemm variant 'wgmma_fp8': %s", r.why);
         default: return fail(&ctx, GPK_ERROR_INTERNAL, "gemm variant 'wgmma_fp8': %s", r.why);
     }
 }

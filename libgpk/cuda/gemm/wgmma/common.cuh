@@ -39,7 +39,6 @@ enum class Dtype : int { F16 = 0, BF16 = 1, TF32 = 2 /* F32 storage, TF32 produc
 enum class Status : int {
     Ok = 0,
     NotSupported,       // the rung cannot take this call (why says which part)
-    InvalidArgument,    // a dimension or leading dimension out of range (why names it)
     WorkspaceTooSmall,  // workspace_bytes < the rung's *_workspace() for this call
     CudaError,          // a CUDA call failed (cuda holds its code)
 };
@@ -51,10 +50,10 @@ struct Result {
 };
 
 // One gemm call, CBLAS semantics: C = alpha * op(A) op(B) + beta * C, op(A) m x k,
-// op(B) k x n, C m x n; beta == 0 means C is not read.
+// op(B) k x n, C m x n, every matrix column-major (the library swaps a row-major call
+// and checks its arguments before it reaches a rung); beta == 0 means C is not read.
 struct GemmTc {
     Dtype dtype;
-    bool row_major;  // layout of A, B and C
     bool transa, transb;
     int64_t m, n, k;
     float alpha, beta;
@@ -71,7 +70,6 @@ struct GemmTc {
 
 inline constexpr Result ok() { return {Status::Ok, "", cudaSuccess}; }
 inline constexpr Result not_supported(const char *why) { return {Status::NotSupported, why, cudaSuccess}; }
-inline constexpr Result invalid(const char *why) { return {Status::InvalidArgument, why, cudaSuccess}; }
 inline Result cuda_failed(cudaError_t e, const char *why) { return {Status::CudaError, why, e}; }
 
 inline size_t elem_size(Dtype d) { return d == Dtype::TF32 ? 4 : 2; }
@@ -92,40 +90,17 @@ struct Normal {
     Operand X, Y;     // X: P x K, Y: Q x K
 };
 
-// Checks the CBLAS arguments (the library validates before, but the rungs stay safe
-// when called directly) and writes the normal form.
-inline Result normalise(const GemmTc &g, Normal *out) {
-    if (g.m < 0) return invalid("m < 0");
-    if (g.n < 0) return invalid("n < 0");
-    if (g.k < 0) return invalid("k < 0");
-    // Column-major view: swap the operands of a row-major call.
-    int64_t m = g.m, n = g.n;
-    const void *A = g.A, *B = g.B;
-    int64_t lda = g.lda, ldb = g.ldb;
-    bool ta = g.transa, tb = g.transb;
-    if (g.row_major) {
-        m = g.n;
-        n = g.m;
-        A = g.B;
-        B = g.A;
-        lda = g.ldb;
-        ldb = g.lda;
-        ta = g.transb;
-        tb = g.transa;
-    }
-    auto at_least_1 = [](int64_t v) { return v > 1 ? v : int64_t(1); };
-    // Minimum leading dimensions in the column-major view: A is (ta ? k x m : m x k).
-    if (lda < at_least_1(ta ? g.k : m)) return invalid(g.row_major ? "ldb below its minimum" : "lda below its minimum");
-    if (ldb < at_least_1(tb ? n : g.k)) return invalid(g.row_major ? "lda below its minimum" : "ldb below its minimum");
-    if (g.ldc < at_least_1(m)) return invalid("ldc below its minimum");
-    out->P = n;
-    out->Q = m;
-    out->K = g.k;
+// The normal form of a call: D = C^T is P x Q = n x m, X = op(B)^T and Y = op(A).
+inline Normal normal_form(const GemmTc &g) {
+    Normal out{};
+    out.P = g.n;
+    out.Q = g.m;
+    out.K = g.k;
     // X[p][c] = op(B)(c, p): B[c + p*ldb] when !tb (k-major), B[p + c*ldb] when tb.
-    out->X = Operand{B, ldb, !tb, n};
+    out.X = Operand{g.B, g.ldb, !g.transb, g.n};
     // Y[q][c] = op(A)(q, c): A[c + q*lda] when ta (k-major), A[q + c*lda] when !ta.
-    out->Y = Operand{A, lda, ta, m};
-    return ok();
+    out.Y = Operand{g.A, g.lda, g.transa, g.m};
+    return out;
 }
 
 // Whether an operand can be read in place by 16-byte loads (cp.async, TMA): k-major

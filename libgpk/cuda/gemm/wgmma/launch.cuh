@@ -30,10 +30,10 @@ inline bool tc_dtype(const gpk_context &ctx, int dtype, tc::Dtype *out, const ch
 }
 
 // The call in the rungs' form. GemmArgs is column-major already (row-major calls are
-// swapped before they reach a launcher), so row_major stays false; alpha and beta are
-// applied in F32, as the contract states for F16, BF16 and TF32.
+// swapped before they reach a launcher); alpha and beta are applied in F32, as the
+// contract states for F16, BF16 and TF32.
 inline tc::GemmTc tc_call(const gpk_context &ctx, const GemmArgs &a, tc::Dtype dtype) {
-    return tc::GemmTc{dtype,  false,   a.transa, a.transb, a.m,   a.n,           a.k,
+    return tc::GemmTc{dtype,  a.transa, a.transb, a.m,   a.n,           a.k,
                       static_cast<float>(a.alpha), static_cast<float>(a.beta), a.A, a.lda, a.B, a.ldb, a.C,
                       a.ldc,  stream(ctx), nullptr, 0};
 }
@@ -52,8 +52,6 @@ inline gpk_status run_tc(gpk_context &ctx, const GemmArgs &a, const char *name, 
         case tc::Status::Ok: return GPK_SUCCESS;
         case tc::Status::NotSupported: return refuse(ctx, "gemm", name, r.why);
         case tc::Status::CudaError: return check(ctx, r.cuda, r.why);
-        case tc::Status::InvalidArgument:
-            return fail(&ctx, GPK_ERROR_INVALID_ARGUMENT, "gemm variant '%s': %s", name, r.why);
         default: return fail(&ctx, GPK_ERROR_INTERNAL, "gemm variant '%s': %s", name, r.why);
     }
 }
