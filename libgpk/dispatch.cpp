@@ -317,19 +317,18 @@ gpk_status gemm_cuda(gpk_context &ctx, const GemmArgs &user, int index, bool row
     }
     if (!(dev_a && dev_b && dev_c)) {
         // The caller's B stays resident: after the row-major swap that is the normalized A.
-        const auto stage = [&](int i, bool *refused) -> gpk_status {
+        if (scale_only) {  // *ran takes every call with k == 0; nothing is validated
+            bool refused = false;
+            return cuda::staged_gemm(ctx, a, rung_of(ladder, *ran), row_major, dev_a, dev_b, dev_c, nullptr, &refused);
+        }
+        return run_in_pieces(ctx, GPK_OP_GEMM, ladder, a, a.dtype, ran, [&](int i, bool *refused) -> gpk_status {
             int ci = -1;
             GPK_FORWARD_IF_ERROR(gemm_checker(ctx, ladder, i, a, &ci));
             const cuda::Checker<GemmArgs> check{ci >= 0 ? ladder.rungs[ci].run : gemm_on_host, ladder.rungs[i].name,
                                                 ci >= 0 ? ladder.rungs[ci].name : "host"};
-            return cuda::staged_gemm(ctx, a, rung_of(ladder, scale_only ? *ran : i), row_major, dev_a, dev_b, dev_c,
+            return cuda::staged_gemm(ctx, a, rung_of(ladder, i), row_major, dev_a, dev_b, dev_c,
                                      validate ? &check : nullptr, refused);
-        };
-        if (scale_only) {
-            bool refused = false;
-            return stage(index, &refused);
-        }
-        return run_in_pieces(ctx, GPK_OP_GEMM, ladder, a, a.dtype, ran, stage);
+        });
     }
     return gemm_device(ctx, a, ran, index, validate);
 }

@@ -117,12 +117,9 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, const Rung<GemmArgs>
                                   a.transb,
                                   resident_a,
                                   es};
-    auto streamed = [&](int64_t p0, int64_t count) { return arrays.streamed(p0, count); };
-    auto resident = [&](int64_t q0, int64_t count) { return arrays.resident(q0, count); };
-    auto tile = [&](int64_t p0, int64_t pc, int64_t q0, int64_t qc) { return arrays.tile(p0, pc, q0, qc); };
-    const Memory mx = product ? memory_of(streamed(0, P), es, resident_a ? dev_b : dev_a) : Memory::Device;
-    const Memory my = product ? memory_of(resident(0, Q), es, resident_a ? dev_a : dev_b) : Memory::Device;
-    const Memory mc = memory_of(tile(0, P, 0, Q), es, dev_c);
+    const Memory mx = product ? memory_of(arrays.streamed(0, P), es, resident_a ? dev_b : dev_a) : Memory::Device;
+    const Memory my = product ? memory_of(arrays.resident(0, Q), es, resident_a ? dev_a : dev_b) : Memory::Device;
+    const Memory mc = memory_of(arrays.tile(0, P, 0, Q), es, dev_c);
     const bool x_host = mx != Memory::Device, y_host = my != Memory::Device, c_host = mc != Memory::Device;
 
     const plan::GemmProblem g{a.m, a.n, a.k, a.transa, a.transb, es, resident_a, read_c, mx, my, mc, check != nullptr};
@@ -138,7 +135,7 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, const Rung<GemmArgs>
     int64_t steps = pl.chunks() * per_chunk;
     if (y_host)
         for (int64_t q0 = 0; q0 < Q; q0 += pl.block) {
-            const MatrixView y = resident(q0, std::min(pl.block, Q - q0));
+            const MatrixView y = arrays.resident(q0, std::min(pl.block, Q - q0));
             steps += resident_copies(p, transfer(y, p.shared, device_ld(y.inner, es), es, my));
         }
     GPK_FORWARD_IF_ERROR(p.trace.reserve(ctx, static_cast<size_t>(steps)));
@@ -158,7 +155,7 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, const Rung<GemmArgs>
     // Where a block of Y is read from: the caller's array, or the shared buffer that
     // its copy goes to.
     auto resident_at = [&](int64_t q0, int64_t qc, const void **ptr, int64_t *ld) {
-        const MatrixView y = resident(q0, qc);
+        const MatrixView y = arrays.resident(q0, qc);
         *ptr = y_host ? p.shared : y.ptr;
         *ld = y_host ? device_ld(y.inner, es) : y.ld;
     };
@@ -174,7 +171,7 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, const Rung<GemmArgs>
             const void *y_ptr = nullptr;
             int64_t y_ld = 1;
             resident_at(q0, qc, &y_ptr, &y_ld);
-            const MatrixView x = streamed(p0, pc);
+            const MatrixView x = arrays.streamed(p0, pc);
             const void *x_ptr = x.ptr;
             int64_t x_ld = x.ld;
             if (x_host) {
@@ -187,7 +184,7 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, const Rung<GemmArgs>
         }
         gc->m = resident_a ? qc : pc;
         gc->n = resident_a ? pc : qc;
-        const MatrixView c = tile(p0, pc, q0, qc);
+        const MatrixView c = arrays.tile(p0, pc, q0, qc);
         gc->C = c.bytes(), gc->ldc = c.ld;
         if (c_host) {
             gc->C = *dev, gc->ldc = device_ld(c.inner, es);
@@ -212,7 +209,7 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, const Rung<GemmArgs>
         for (int64_t index = 0; index < pl.chunks(); ++index) {
             const plan::GemmChunk ch = pl.chunk(index, g);
             if (product && y_host && ch.p0 == 0) {  // a new block of Y
-                const MatrixView y = resident(ch.q0, ch.qc);
+                const MatrixView y = arrays.resident(ch.q0, ch.qc);
                 GPK_FORWARD_IF_ERROR(
                     call.upload_resident(index, transfer(y, p.shared, device_ld(y.inner, es), es, my), ch.q0 > 0));
             }
@@ -261,14 +258,8 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, const Rung
     // the caller's arrays, w lines of h elements in A and h lines of w elements in B.
     const plan::TransposeArrays arrays{MatrixView{a.rows, a.cols, a.lda, a.A}, MatrixView{a.cols, a.rows, a.ldb, a.B},
                                        es};
-    auto a_tile = [&](int64_t i0, int64_t hc, int64_t j0, int64_t wc) {
-        return arrays.a_tile(plan::TransposeChunk{i0, hc, j0, wc});
-    };
-    auto b_tile = [&](int64_t i0, int64_t hc, int64_t j0, int64_t wc) {
-        return arrays.b_tile(plan::TransposeChunk{i0, hc, j0, wc});
-    };
-    const Memory ma = memory_of(a_tile(0, a.rows, 0, a.cols), es, dev_a);
-    const Memory mb = memory_of(b_tile(0, a.rows, 0, a.cols), es, dev_b);
+    const Memory ma = memory_of(arrays.a, es, dev_a);
+    const Memory mb = memory_of(arrays.b, es, dev_b);
     const bool a_host = ma != Memory::Device, b_host = mb != Memory::Device;
 
     const plan::TransposeProblem t{a.rows, a.cols, es, ma, mb, check != nullptr};
@@ -295,11 +286,10 @@ gpk_status staged_transpose(gpk_context &ctx, const TransposeArgs &a, const Rung
     // the host, and its copies in and out.
     auto chunk_args = [&](int64_t index, TransposeArgs *tc, Transfer *in, Transfer *out) {
         const plan::TransposeChunk ch = pl.chunk(index, t);
-        const int64_t i0 = ch.i0, hc = ch.hc, j0 = ch.j0, wc = ch.wc;
         char *dev = call.device_of(index);
         *tc = a;
-        tc->rows = hc, tc->cols = wc;
-        const MatrixView ap = a_tile(i0, hc, j0, wc), bp = b_tile(i0, hc, j0, wc);
+        tc->rows = ch.hc, tc->cols = ch.wc;
+        const MatrixView ap = arrays.a_tile(ch), bp = arrays.b_tile(ch);
         *in = Transfer{}, *out = Transfer{};
         tc->A = ap.ptr, tc->lda = ap.ld;
         if (a_host) {
