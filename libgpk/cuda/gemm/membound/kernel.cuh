@@ -73,6 +73,26 @@ struct Params {
     bool wk, xk;        // W(p, k), X(k, q) contiguous along k (the tensor-core kernel reads them here)
 };
 
+// ---- launch overlap (programmatic dependent launch, sm_90) -------------------------
+
+// A split product's kernel lets the launch of its combine_kernel begin once its blocks
+// have read their operands; the combine waits, before it reads a partial, until the
+// product's grid has finished and its writes are visible. The combine's launch then
+// overlaps the product's last blocks instead of following them: at these calls' length
+// (tens of microseconds) a launch gap is a part worth having back. Without the launch
+// attribute (GPUs below sm_90) both instructions do nothing.
+__device__ __forceinline__ void let_dependents_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void wait_for_prerequisite() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+
 // ---- C ----------------------------------------------------------------------------
 
 template <class T, class Acc>
@@ -96,11 +116,23 @@ __device__ __forceinline__ void deliver(const Params<T, Acc> &pr, int64_t p, int
         pr.part[(static_cast<int64_t>(blockIdx.y) * pr.s + q) * (pr.p_end - pr.p_begin) + (p - pr.p_begin)] = v;
 }
 
+// The pairwise tree of join_splits over a thread's 32 lanes: a[l] += a[l + H] for l < H,
+// H = 16, 8, ..., 1. Written as a recursion so that every index is a constant: as a loop
+// over H the compiler kept the array in local memory, and the combine took several
+// times the product's tail.
+template <int H, class Acc>
+__device__ __forceinline__ void pair_tree(Acc (&a)[32]) {
+#pragma unroll
+    for (int l = 0; l < H; ++l) a[l] = a[l] + a[l + H];
+    if constexpr (H > 1) pair_tree<H / 2>(a);
+}
+
 // The splits' partials joined (order.hpp, join_splits), then C: by one thread
 // per element where there are few splits, by a warp per element where there are many
 // (the lanes' loads in flight at once); the same order, the same bits.
 template <class T, class Acc, bool kWarp>
 __global__ void combine_kernel(Params<T, Acc> pr) {
+    wait_for_prerequisite();
     const int64_t rows = pr.p_end - pr.p_begin, total = rows * pr.s, S = pr.splits.count;
     const int64_t per_block = kWarp ? blockDim.x / 32 : blockDim.x;
     const int64_t first = static_cast<int64_t>(blockIdx.x) * per_block + (kWarp ? threadIdx.x / 32 : threadIdx.x);
@@ -134,10 +166,7 @@ __global__ void combine_kernel(Params<T, Acc> pr) {
                         const Acc x = pr.part[(r * 32 + l) * total + i];
                         a[l] = r == 0 ? x : a[l] + x;
                     }
-#pragma unroll
-            for (int h = 16; h >= 1; h /= 2)
-#pragma unroll
-                for (int l = 0; l < h; ++l) a[l] = a[l] + a[l + h];
+            pair_tree<16>(a);
             v = a[0];
         }
         const int64_t q = i / rows, p = i % rows;
@@ -153,8 +182,26 @@ __global__ void combine_kernel(Params<T, Acc> pr) {
 template <class T, int R, int Cols, int kThreads>
 __device__ __forceinline__ void load_tile(T *dst, int pitch, const T *M, int64_t ld, int64_t r0, int64_t r_lim,
                                           int64_t c0, int64_t c_lim, bool vec) {
-    constexpr int V = 16 / int(sizeof(T)), kPerRow = Cols / V;
+    constexpr int V = 16 / int(sizeof(T)), kPerRow = Cols / V, kVecs = R * kPerRow;
     static_assert(Cols % V == 0, "whole vectors");
+    if constexpr (kThreads % kPerRow == 0) {
+        // A tile inside the matrix with 16-byte copies, nearly every tile of a long
+        // operand: each thread keeps its column and walks down the rows, so a copy
+        // costs a pointer step and no bounds or 64-bit index arithmetic. The general
+        // loop below spent several times the copy's own instructions on them, and these
+        // kernels issue little else.
+        if (vec && r0 + R <= r_lim && c0 + Cols <= c_lim) {
+            constexpr int kRowStep = kThreads / kPerRow, kTurns = (kVecs + kThreads - 1) / kThreads;
+            const int r = threadIdx.x / kPerRow, cv = threadIdx.x % kPerRow;
+            const T *src = M + (r0 + r) * ld + c0 + cv * V;
+            T *d = dst + r * pitch + cv * V;
+#pragma unroll
+            for (int j = 0; j < kTurns; ++j)
+                if (kVecs % kThreads == 0 || r + j * kRowStep < R)
+                    copy_async<16>(d + j * kRowStep * pitch, src + j * kRowStep * ld, true);
+            return;
+        }
+    }
 #pragma unroll 4
     for (int i = threadIdx.x; i < R * kPerRow; i += kThreads) {
         const int r = i / kPerRow, cv = i % kPerRow;
@@ -368,6 +415,7 @@ __global__ void __launch_bounds__(PT *QT *G) simt_kernel(Params<T, T> pr) {
         };
         // The widest thread tiles run at the F32 roof: the loop as run M1 had it.
         pipeline<RP * TQ >= 32>(tiles, load, compute);
+        let_dependents_launch();
 
         if constexpr (G > 1) {
             // The tree of order.hpp: group g < h adds group g + h.
@@ -537,6 +585,7 @@ __global__ void __launch_bounds__(32 * WP *G) mma_kernel(Params<uint16_t, float>
             }
         };
         pipeline(tiles, load, compute);
+        let_dependents_launch();
 
         if constexpr (G > 1) {
             float *red = reinterpret_cast<float *>(smem_raw);

@@ -155,7 +155,7 @@ inline size_t smem_of(const Plans &p, int dtype) {
 // workspace holds partials for, each followed by `combine` when k has several splits.
 template <class T, class Acc>
 gpk_status run_plan(gpk_context &ctx, const char *name, const Form &f, int64_t k, const Plan<T, Acc> &plan,
-                    Splits sp, double alpha, double beta, void *C, bool bf16) {
+                    Splits sp, double alpha, double beta, void *C, bool bf16, bool pdl) {
     GPK_FORWARD_IF_ERROR(allow_smem(ctx, reinterpret_cast<const void *>(plan.kernel), plan.smem));
     Params<T, Acc> pr{};
     pr.W = static_cast<const T *>(f.W), pr.ldw = f.ldw;
@@ -190,11 +190,20 @@ gpk_status run_plan(gpk_context &ctx, const char *name, const Form &f, int64_t k
         GPK_LAUNCH_CHECK(ctx, name);
         if (sp.count > 1) {
             const int64_t items = (pr.p_end - p) * f.s;
-            if (sp.count > 32)
-                combine_kernel<T, Acc, true><<<grid_size(items, 8, int64_t(1) << 20), 256, 0, stream(ctx)>>>(pr);
-            else
-                combine_kernel<T, Acc, false><<<grid_size(items, 256, int64_t(1) << 20), 256, 0, stream(ctx)>>>(pr);
-            GPK_LAUNCH_CHECK(ctx, "gemm membound::combine_kernel");
+            // Launched to overlap the product's tail where the GPU can (kernel.cuh, "launch overlap").
+            cudaLaunchConfig_t cfg{};
+            cudaLaunchAttribute overlap{};
+            overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+            overlap.val.programmaticStreamSerializationAllowed = 1;
+            cfg.blockDim = dim3(256);
+            cfg.stream = stream(ctx);
+            cfg.attrs = &overlap;
+            cfg.numAttrs = pdl ? 1 : 0;
+            const bool warp = sp.count > 32;
+            cfg.gridDim = dim3(grid_size(items, warp ? 8 : 256, int64_t(1) << 20));
+            const cudaError_t e = warp ? cudaLaunchKernelEx(&cfg, combine_kernel<T, Acc, true>, pr)
+                                       : cudaLaunchKernelEx(&cfg, combine_kernel<T, Acc, false>, pr);
+            GPK_FORWARD_IF_ERROR(check(ctx, e, "gemm membound::combine_kernel"));
         }
     }
     return GPK_SUCCESS;
@@ -225,11 +234,14 @@ gpk_status rung_run(gpk_context &ctx, const GemmArgs &a) {
     if (why_not != nullptr) return refuse(ctx, "gemm", Rung::kName, why_not);
     const Splits sp = Rung::splits(f, a.k, plans, a.dtype);
     const char *name = Rung::kName;
+    DeviceLimits lim;
+    GPK_FORWARD_IF_ERROR(device_limits(ctx, &lim));
+    const bool pdl = lim.major >= 9;
     switch (a.dtype) {
-        case GPK_F32: return run_plan<float, float>(ctx, name, f, a.k, plans.f32, sp, a.alpha, a.beta, a.C, false);
-        case GPK_F64: return run_plan<double, double>(ctx, name, f, a.k, plans.f64, sp, a.alpha, a.beta, a.C, false);
-        case GPK_F16: return run_plan<uint16_t, float>(ctx, name, f, a.k, plans.f16, sp, a.alpha, a.beta, a.C, false);
-        case GPK_BF16: return run_plan<uint16_t, float>(ctx, name, f, a.k, plans.bf16, sp, a.alpha, a.beta, a.C, true);
+        case GPK_F32: return run_plan<float, float>(ctx, name, f, a.k, plans.f32, sp, a.alpha, a.beta, a.C, false, pdl);
+        case GPK_F64: return run_plan<double, double>(ctx, name, f, a.k, plans.f64, sp, a.alpha, a.beta, a.C, false, pdl);
+        case GPK_F16: return run_plan<uint16_t, float>(ctx, name, f, a.k, plans.f16, sp, a.alpha, a.beta, a.C, false, pdl);
+        case GPK_BF16: return run_plan<uint16_t, float>(ctx, name, f, a.k, plans.bf16, sp, a.alpha, a.beta, a.C, true, pdl);
         default: return fail(&ctx, GPK_ERROR_NOT_SUPPORTED, "gemm variant '%s' does not support dtype %d", name, a.dtype);
     }
 }
