@@ -449,10 +449,15 @@ GPK_API gpk_status gpk_gemm_strided_batched(gpk_context *handle, int dtype, int 
                                                         B, ldb, stride_b, C, ldc, stride_c, batch_count));
         GPK_FORWARD_IF_ERROR(check_variant_dtype(*ctx, GPK_OP_GEMM_BATCHED, dtype));
         if (batch_count == 0 || m == 0 || n == 0) return GPK_SUCCESS;
-        // The layout travels with the call: the CUDA rungs normalise it themselves
-        // and the host launcher swaps the operands (host/gemm_batched.cpp).
-        return run_gemm_batched(*ctx, GemmBatchedCall{dtype, layout, transa, transb, m, n, k, alpha, A, lda, stride_a,
-                                                      B, ldb, stride_b, beta, C, ldc, stride_c, batch_count});
+        GemmBatchedCall call{dtype, transa, transb, m, n, k, alpha, A, lda, stride_a,
+                             B, ldb, stride_b, beta, C, ldc, stride_c, batch_count};
+        if (layout == GPK_ROW_MAJOR) {
+            // Row-major C_i is column-major C_i^T = op(B_i)^T op(A_i)^T, as for gpk_gemm:
+            // the operands swap, each with its ld, stride and transpose.
+            call = GemmBatchedCall{dtype, transb, transa, n, m, k, alpha, B, ldb, stride_b,
+                                   A, lda, stride_a, beta, C, ldc, stride_c, batch_count};
+        }
+        return run_gemm_batched(*ctx, call);
     });
 }
 

@@ -15,8 +15,6 @@ gpk_status check_variant_dtype(gpk_context &ctx, int op, int dtype);
 // `layout` is the caller's (args are already normalized to column-major): it says
 // which operand is the caller's B, which the staging pipeline keeps resident.
 gpk_status run_gemm(gpk_context &ctx, const GemmArgs &args, int layout);
-// Not normalised: the CUDA rungs take the caller's layout, the host launcher
-// normalises it.
 gpk_status run_gemm_batched(gpk_context &ctx, const GemmBatchedCall &call);
 gpk_status run_reduce(gpk_context &ctx, const ReduceArgs &args);
 gpk_status run_transpose(gpk_context &ctx, const TransposeArgs &args);

@@ -27,18 +27,15 @@ using cuda::Slot;
 bool forms_product(const GemmBatchedCall &c) { return c.k > 0 && in_dtype(c.dtype, c.alpha) != 0.0; }
 bool reads_c(const GemmBatchedCall &c) { return in_dtype(c.dtype, c.beta) != 0.0; }
 
-// One product's C as the caller lays it out: `outer` lines of `inner`.
-MatrixView batched_c(const GemmBatchedCall &c) {
-    return c.layout == GPK_COL_MAJOR ? MatrixView{c.m, c.n, c.ldc} : MatrixView{c.n, c.m, c.ldc};
-}
-// Of op(A) and op(B), stored (CBLAS rules).
+// One product's C as stored, column-major: `outer` lines of `inner` (a row-major
+// caller's C, read as the C^T that the swapped call computes).
+MatrixView batched_c(const GemmBatchedCall &c) { return MatrixView{c.m, c.n, c.ldc}; }
+// Of op(A) and op(B), stored.
 MatrixView batched_a(const GemmBatchedCall &c) {
-    const bool inner_m = (c.layout == GPK_COL_MAJOR) != (c.transa == GPK_TRANS);
-    return inner_m ? MatrixView{c.m, c.k, c.lda} : MatrixView{c.k, c.m, c.lda};
+    return c.transa != GPK_TRANS ? MatrixView{c.m, c.k, c.lda} : MatrixView{c.k, c.m, c.lda};
 }
 MatrixView batched_b(const GemmBatchedCall &c) {
-    const bool inner_k = (c.layout == GPK_COL_MAJOR) != (c.transb == GPK_TRANS);
-    return inner_k ? MatrixView{c.k, c.n, c.ldb} : MatrixView{c.n, c.k, c.ldb};
+    return c.transb != GPK_TRANS ? MatrixView{c.k, c.n, c.ldb} : MatrixView{c.n, c.k, c.ldb};
 }
 
 // Copies `batch` matrices of `s.outer` lines of `s.inner` elements, matrix i at

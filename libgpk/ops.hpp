@@ -61,13 +61,12 @@ struct GemmArgs {
     int64_t scale_a_ld = 0, scale_b_ld = 0;
 };
 
-// gpk_gemm_strided_batched as the caller passed it (checked, batch_count, m, n > 0):
-// the CUDA rungs normalise the layout themselves (cuda/gemm_batched/batched_common.cuh),
-// the host reference receives it normalised to column-major.
+// gpk_gemm_strided_batched, checked (batch_count, m, n > 0) and column-major, as
+// GemmArgs: a row-major call arrives swapped (C_i^T = op(B_i)^T op(A_i)^T), A and B
+// each with its ld, stride and transpose, m and n exchanged.
 struct GemmBatchedCall {
     int dtype;
-    int layout;  // GPK_ROW_MAJOR or GPK_COL_MAJOR
-    int transa, transb;
+    int transa, transb;  // GPK_NO_TRANS or GPK_TRANS
     int64_t m, n, k;
     double alpha;
     const void *A;

@@ -224,16 +224,17 @@ Key key_of(const GemmBatchedCall &c, int math_mode) {
     k.op = GPK_OP_GEMM_BATCHED;
     k.dtype = c.dtype;
     k.math = math_of(k.op, c.dtype, math_mode);
-    // Its column-major form, as gemm's: a row-major call is C^T = op(B)^T op(A)^T.
-    const bool ta = c.transa == GPK_TRANS, tb = c.transb == GPK_TRANS, row = c.layout == GPK_ROW_MAJOR;
-    k.layout = row ? 2 * tb + ta : 2 * ta + tb;
+    // The column-major call, as gemm's key: a row-major one arrives as C^T = op(B)^T
+    // op(A)^T (api.cpp), so it keys as the equivalent column-major call.
+    const bool ta = c.transa == GPK_TRANS, tb = c.transb == GPK_TRANS;
+    k.layout = 2 * ta + tb;
     const size_t es = dtype_size(c.dtype);
     const bool a = vectors(c.A, c.lda, es) && (c.batch_count == 1 || vectors(nullptr, c.stride_a, es));
     const bool b = vectors(c.B, c.ldb, es) && (c.batch_count == 1 || vectors(nullptr, c.stride_b, es));
     const bool cc = vectors(c.C, c.ldc, es) && (c.batch_count == 1 || vectors(nullptr, c.stride_c, es));
     k.align = (c.k == 0 || (a && b)) && cc ? kAligned : kUnaligned;
     k.ndims = 4;
-    k.dims[0] = dim(row ? c.n : c.m), k.dims[1] = dim(row ? c.m : c.n), k.dims[2] = dim(c.k);
+    k.dims[0] = dim(c.m), k.dims[1] = dim(c.n), k.dims[2] = dim(c.k);
     k.dims[3] = dim(c.batch_count);
     return k;
 }

@@ -94,8 +94,8 @@ struct Key {
 // Whether two keys are of the same op and class (the shape aside).
 bool same_class(const Key &a, const Key &b);
 
-// The keys of the ops' calls (as dispatch receives them: gemm normalized to
-// column-major, the batched call as the caller made it), in the context's math mode.
+// The keys of the ops' calls (as dispatch receives them: gemm and the batched gemm
+// normalized to column-major), in the context's math mode.
 Key key_of(const GemmArgs &a, int math_mode);
 Key key_of(const GemmBatchedCall &c, int math_mode);
 Key key_of(const ReduceArgs &a);

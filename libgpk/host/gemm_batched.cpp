@@ -46,17 +46,12 @@ gpk_status gemm_strided_batched(gpk_context &ctx, const GemmBatchedArgs &args) {
     return GPK_SUCCESS;
 }
 
+// The call is column-major already (api.cpp swaps a row-major one).
 gpk_status gemm_batched(gpk_context &ctx, const GemmBatchedCall &c) {
     const bool ta = c.transa == GPK_TRANS, tb = c.transb == GPK_TRANS;
-    GemmBatchedArgs args{GemmArgs{c.dtype, ta, tb, c.m, c.n, c.k, c.alpha, c.A, c.lda, c.B, c.ldb, c.beta, c.C, c.ldc},
-                         c.stride_a, c.stride_b, c.stride_c, c.batch_count};
-    if (c.layout == GPK_ROW_MAJOR) {
-        // Row-major C_i is column-major C_i^T = op(B_i)^T op(A_i)^T: the operands swap,
-        // each with its leading dimension, stride and transpose.
-        args = GemmBatchedArgs{GemmArgs{c.dtype, tb, ta, c.n, c.m, c.k, c.alpha, c.B, c.ldb, c.A, c.lda, c.beta, c.C,
-                                        c.ldc},
-                               c.stride_b, c.stride_a, c.stride_c, c.batch_count};
-    }
+    const GemmBatchedArgs args{
+        GemmArgs{c.dtype, ta, tb, c.m, c.n, c.k, c.alpha, c.A, c.lda, c.B, c.ldb, c.beta, c.C, c.ldc}, c.stride_a,
+        c.stride_b, c.stride_c, c.batch_count};
     return gemm_strided_batched(ctx, args);
 }
 

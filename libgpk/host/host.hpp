@@ -18,8 +18,8 @@ int64_t gemm_work(const GemmArgs &args);
 gpk_status reduce(gpk_context &ctx, const ReduceArgs &args);
 gpk_status transpose(gpk_context &ctx, const TransposeArgs &args);
 gpk_status pi(gpk_context &ctx, const PiArgs &args);
-// gpk_gemm_strided_batched's reference (gemm_batched.cpp): normalises the caller's
-// layout to column-major and computes every product.
+// gpk_gemm_strided_batched's reference (gemm_batched.cpp): every product of the
+// column-major call (api.cpp swaps a row-major one).
 gpk_status gemm_batched(gpk_context &ctx, const GemmBatchedCall &call);
 
 // GPK_F16 and GPK_BF16 (half_ops.cpp), reached through gemm(), gemm_serial() and

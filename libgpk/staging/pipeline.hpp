@@ -58,12 +58,13 @@ gpk_status staged_reduce(gpk_context &ctx, const ReduceArgs &a, const Rung<Reduc
                          const Checker<ReduceArgs> *check, bool *refused);
 
 // gpk_gemm_strided_batched with at least one of A, B, C in host memory (dev_* say which
-// are device memory, used in place; a, b and cc: one product's A, B and C as the caller
-// stores them, geometry only, the pointers being c's): chunks of whole products on the
-// lanes, A and B as their spans, C as whole lines; a shared operand (stride 0) copied
-// once. `run` is the rung for every chunk, chosen by its takes for the whole call (a
-// chunk holds whole products of the call's shape). `check`: validation mode's checker,
-// or null; each product is compared by gemm's rule, as a gemm of its own.
+// are device memory, used in place; a, b and cc: one product's A, B and C of the
+// column-major call as stored, geometry only, the pointers being c's): chunks of whole
+// products on the lanes, A and B as their spans, C as whole lines; a shared operand
+// (stride 0) copied once. `run` is the rung for every chunk, chosen by its takes for
+// the whole call (a chunk holds whole products of the call's shape). `check`:
+// validation mode's checker, or null; each product is compared by gemm's rule, as a
+// gemm of its own.
 gpk_status staged_gemm_batched(gpk_context &ctx, const GemmBatchedCall &c, Launcher<GemmBatchedCall> run,
                                const MatrixView &a, const MatrixView &b, const MatrixView &cc, bool dev_a,
                                bool dev_b, bool dev_c, const Checker<GemmBatchedCall> *check);

@@ -229,13 +229,14 @@ void keys(Suite &suite) {
     g.k = 300, g.lda = (int64_t{1} << 62) + 2;
     if (tn::key_of(g, GPK_MATH_DEFAULT).align != tn::kAligned) c.fail("lda 2^62 + 2 (F64) is not aligned");
     g.lda = 104;
-    // A row-major batched call is its column-major transpose: m and n and the
-    // transposes swap.
-    gpk::GemmBatchedCall b{GPK_F32, GPK_ROW_MAJOR, GPK_TRANS, GPK_NO_TRANS, 10, 20, 30, 1.0, buf, 16, 512,
-                           buf, 24, 1024, 0.0, buf, 20, 256, 8};
+    // A row-major batched call reaches the lookup as its column-major transpose (api.cpp
+    // swaps it): row-major TN 10 x 20 x 30 (lda 16, ldb 24) arrives as column-major NT
+    // 20 x 10 x 30, the operands swapped with their lds and strides, and keys as that.
+    gpk::GemmBatchedCall b{GPK_F32, GPK_NO_TRANS, GPK_TRANS, 20, 10, 30, 1.0, buf, 24, 1024,
+                           buf, 16, 512, 0.0, buf, 20, 256, 8};
     k = tn::key_of(b, GPK_MATH_DEFAULT);
     if (k.layout != 1 || k.dims[0] != 20 || k.dims[1] != 10 || k.dims[3] != 8 || k.align != tn::kAligned)
-        c.fail("row-major TN batched: layout %d dims %lld x %lld, align %d", k.layout,
+        c.fail("row-major TN batched (column-major NT): layout %d dims %lld x %lld, align %d", k.layout,
                static_cast<long long>(k.dims[0]), static_cast<long long>(k.dims[1]), k.align);
     b.stride_c = 257;
     if (tn::key_of(b, GPK_MATH_DEFAULT).align != tn::kUnaligned) c.fail("an odd stride is aligned");

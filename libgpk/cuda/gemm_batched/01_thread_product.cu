@@ -8,7 +8,7 @@
 // touch addresses a product apart: the loads are not coalesced across products, which
 // rung 2 fixes.
 //
-// Takes F32 and F64 with m, n, k <= 8, any layout, transposes, leading dimensions
+// Takes F32 and F64 with m, n, k <= 8, any transposes, leading dimensions
 // and strides (0 included).
 #include "batched_common.cuh"
 

@@ -27,7 +27,7 @@
 // Tiles are 4 x 4 (F64 products of at most 8 x 8: 2 x 2, which keep enough blocks
 // per SM). Products per block are as many as fit the shared-memory budget (a few hundred at
 // 4 x 4, one at 64 x 64); a grid-stride loop over the groups covers any batch count.
-// Takes F32 and F64, any layout, transposes, ld and stride, as long as one product's
+// Takes F32 and F64, any transposes, ld and stride, as long as one product's
 // A, B and C fit in kMaxProductBytes of shared memory (F32 up to about 90 x 90 x 90,
 // F64 about 64 x 64 x 64); larger products are answered with kNotSupported.
 #include "batched_common.cuh"

@@ -14,7 +14,7 @@
 // a 64 x 64 tile runs for products of at most 64 rows or columns (of 64 threads of
 // 8 x 8, see Mid) and when the large tiles of the whole batch would not fill every SM
 // twice; a 32 x 32 tile of 64 threads for products of at most 32 x 32. Takes F32, any
-// size, layout, transposes, ld and stride; F64 is answered with kNotSupported (rung 4
+// size, transposes, ld and stride; F64 is answered with kNotSupported (rung 4
 // is the F64 one).
 #include "../gemm/prefetch_kernel.cuh"
 #include "batched_common.cuh"

@@ -10,7 +10,7 @@
 // products past the grid's z limit), stride 0 sharing an operand.
 //
 // The kernel is gemm/dmma_kernel.cuh's, the one rung 9 runs, at its tuned defaults;
-// gemm/09_dmma_f64.cu says what its parts are for (fragment layouts, bank conflicts). Takes F64, any size, layout, transposes,
+// gemm/09_dmma_f64.cu says what its parts are for (fragment layouts, bank conflicts). Takes F64, any size, transposes,
 // ld and stride, on sm_80 or newer with 120 KiB of shared memory for a block; F32,
 // older GPUs or a smaller shared memory are answered with kNotSupported.
 #include "../gemm/dmma_kernel.cuh"

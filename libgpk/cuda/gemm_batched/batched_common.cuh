@@ -1,6 +1,6 @@
 // What the strided batched gemm rungs share: the raw parameters of one call, the
-// status a rung's computation answers with, the normalisation of a call to
-// column-major, the batch-aware "C = beta * C" kernel of products that vanish,
+// status a rung's computation answers with, the call's transposes as flags, the
+// batch-aware "C = beta * C" kernel of products that vanish,
 // 16-byte vectors, and the two conversions between the library's GemmBatchedCall and
 // the raw parameters that every rung file's launcher makes (params_of, status_of).
 //
@@ -8,8 +8,10 @@
 // GemmBatchedCall: the computation on BatchedParams answers a BatchedResult, which
 // status_of maps to a gpk_status and its message.
 //
-// Semantics are CBLAS's, per product i in [0, batch_count):
+// Semantics are CBLAS's, column-major, per product i in [0, batch_count):
 //   C_i = alpha * op(A_i) * op(B_i) + beta * C_i,  X_i = X + i * stride_x elements.
+// The API layer hands the rungs column-major calls only (api.cpp rewrites a row-major
+// call as C_i^T = op(B_i)^T op(A_i)^T, as for gpk_gemm), so no rung deals with layouts.
 // stride_a or stride_b may be 0 (one matrix shared by every product). beta == 0 means
 // C is written, never read, so NaN in C does not leak; k == 0 or alpha == 0 means A
 // and B are not read (C = beta * C). Arguments are assumed valid (checked before).
@@ -28,7 +30,6 @@ namespace gpk::cuda::batched {
 
 struct BatchedParams {
     int dtype;   // GPK_F32 or GPK_F64 (and F16/BF16 for the vendor rung)
-    int layout;  // GPK_ROW_MAJOR or GPK_COL_MAJOR
     int transa;  // GPK_NO_TRANS or GPK_TRANS
     int transb;
     int64_t m, n, k;
@@ -68,9 +69,9 @@ inline BatchedResult batched_launched(const char *what) {
     return e == cudaSuccess ? batched_ok() : batched_cuda(e, what);
 }
 
-// The call in column-major terms. A row-major C is the column-major C^T =
-// op(B)^T op(A)^T: the operands, their transposes and m, n swap, strides go with
-// their matrices. rows_x/cols_x are the dimensions of X as stored (column-major).
+// The call as the kernels take it: column-major (as every call arrives), transposes
+// as flags, the strides under short names. rows_x/cols_x are the dimensions of X as
+// stored.
 struct ColMajor {
     bool transa, transb;
     int64_t m, n, k;
@@ -89,9 +90,6 @@ struct ColMajor {
 
 inline ColMajor col_major(const BatchedParams &p) {
     const bool ta = p.transa == GPK_TRANS, tb = p.transb == GPK_TRANS;
-    if (p.layout == GPK_ROW_MAJOR)
-        return ColMajor{tb, ta, p.n, p.m, p.k, p.B, p.ldb, p.stride_b, p.A, p.lda, p.stride_a,
-                        p.C, p.ldc, p.stride_c, p.batch_count};
     return ColMajor{ta, tb, p.m, p.n, p.k, p.A, p.lda, p.stride_a, p.B, p.ldb, p.stride_b,
                     p.C, p.ldc, p.stride_c, p.batch_count};
 }
@@ -189,9 +187,9 @@ __device__ __forceinline__ T op_at(const T *__restrict__ X, int64_t ld, bool tra
 
 // The checked call as raw parameters, on the context's stream (or the pipeline lane's).
 inline BatchedParams params_of(const gpk_context &ctx, const GemmBatchedCall &a) {
-    return BatchedParams{a.dtype,    a.layout, a.transa,   a.transb, a.m,   a.n,        a.k,
-                         a.alpha,    a.A,      a.lda,      a.stride_a, a.B, a.ldb,      a.stride_b,
-                         a.beta,     a.C,      a.ldc,      a.stride_c, a.batch_count, stream(ctx)};
+    return BatchedParams{a.dtype, a.transa,   a.transb, a.m,      a.n,        a.k,           a.alpha,
+                         a.A,     a.lda,      a.stride_a, a.B,      a.ldb,      a.stride_b,    a.beta,
+                         a.C,     a.ldc,      a.stride_c, a.batch_count, stream(ctx)};
 }
 
 // A rung's result as the library's status, with the rung's text (or the failed call's).
