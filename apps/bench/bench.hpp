@@ -268,6 +268,20 @@ std::unique_ptr<Case> make_reduce_case(const Env &env, int dtype, int64_t n);
 std::unique_ptr<Case> make_transpose_case(const Env &env, int dtype, int64_t rows, int64_t cols);
 std::unique_ptr<Case> make_pi_case(const Env &env, uint64_t samples, uint64_t seed);
 
+// A kernel that one call of a row's variant launched (gpk-bench --kernels,
+// kernels.cpp): one per distinct (kernel, grid, block, dynamic shared memory).
+// -1 where the driver would not say.
+struct KernelInfo {
+    std::string name;                      // demangled, without template arguments
+    unsigned grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
+    int regs = -1;                         // registers per thread
+    int64_t static_smem = -1;              // bytes per block, declared in the kernel
+    size_t dynamic_smem = 0;               // bytes per block, asked for at launch
+    int blocks_per_sm = -1;                // theoretical occupancy: resident blocks per SM...
+    double warps_percent = -1;             // ...and their warps, in % of the SM's most
+    int launches = 0;                      // in the one call
+};
+
 // One variant's line in the results.
 struct Row {
     enum class Status { kOk, kFailed, kUnsupported, kUnchecked };
@@ -288,6 +302,8 @@ struct Row {
     std::optional<double> step_speedup;         // throughput / the rung below's
     std::optional<double> ratio_to_ceiling;     // throughput / the first ceiling's, where the case has one
     std::optional<double> roofline_fraction;    // the case's roofline time / this row's median time
+    // --kernels: what one untimed call of the variant launched (none where not recorded).
+    std::optional<std::vector<KernelInfo>> kernels;
 
     bool timed() const { return repeats > 0; }
     bool failed() const { return status == Status::kFailed; }
@@ -314,6 +330,8 @@ struct CaseResult {
     std::string note;                  // the case's shape_note(), for the JSON
 };
 
+class KernelRecorder;  // kernels.hpp
+
 struct RunOptions {
     int repeat = 20;
     double time_box_s = 2.0;  // a first call slower than this gets...
@@ -329,6 +347,8 @@ struct RunOptions {
     // (gpk_set_variant "auto") after the ladder, with ratios to the vendor and the
     // copy but no step speedups.
     std::vector<std::string> variants;
+    // --kernels: records each row's kernels (kernels.hpp) after its timed calls.
+    KernelRecorder *kernels = nullptr;
 };
 
 // Checks and times every variant of the case's op on env.ctx, printing the table
@@ -353,6 +373,8 @@ void print_fp8_summary(const std::vector<CaseResult> &results);
 std::string case_title(const CaseResult &r);
 void print_table_header(const Env &env, const CaseResult &r, const std::string &note);
 void print_row(const CaseResult &r, const Row &row);
+// --kernels: a row's kernels, one line each, under its line in the table.
+void print_kernels(const Row &row);
 // "best rung X: ... = 0.93x the copy's ...", for a case with ceilings ("auto"
 // instead of the best rung when it ran; the first ceiling named by the case's
 // Yardstick; with --memory pinned, against the h2d copy, and for a duplex case

@@ -29,6 +29,7 @@
 // L2 flush; the ceilings are the link's copies (link_ceilings), timed the same way.
 #include "bench.hpp"
 #include "ceilings.hpp"
+#include "kernels.hpp"
 #include "timer.hpp"
 
 #include "../common/cli.hpp"
@@ -213,6 +214,28 @@ void measure_ceiling(Env &env, Case &c, Timer &timer, const RunOptions &opt, con
     record_times(c, ceiling.work > 0 ? ceiling.work : c.work(), ms, row);
 }
 
+// --kernels: one more call of each row that ran, untimed and after the timed ones, so
+// that CUPTI is never in the way of a timed call; its launches become the row's kernels.
+// A row whose call fails now keeps its times and goes without them.
+void record_kernels(Env &env, Case &c, KernelRecorder &recorder, std::vector<Row> &rows) {
+    for (Row &row : rows) {
+        if (row.failed() || row.status == Row::Status::kUnsupported) continue;
+        try {
+            gpk_status st = select(env, c, row);
+            if (st != GPK_SUCCESS) continue;
+            std::vector<KernelInfo> kernels = recorder.record(
+                [&] {
+                    const gpk_status s = c.call(env.ctx);
+                    return s == GPK_SUCCESS ? gpk_synchronize(env.ctx) : s;
+                },
+                &st);
+            if (st == GPK_SUCCESS) row.kernels = std::move(kernels);
+        } catch (const Error &e) {
+            std::fprintf(stderr, "gpk-bench: no kernels for %s: %s\n", row.variant.c_str(), e.what());
+        }
+    }
+}
+
 std::optional<double> ratio(const Row &num, const Row &den) {
     if (!num.timed() || !den.timed() || den.throughput <= 0) return std::nullopt;
     return num.throughput / den.throughput;
@@ -356,6 +379,7 @@ CaseResult run_case(Env &env, Case &c, const RunOptions &opt) {
                 if (n > opt.repeat) n = most;
         }
         time_in_turns(env, c, timer, rows, repeats);
+        if (opt.kernels) record_kernels(env, c, *opt.kernels, rows);
         for (Row &row : rows)
             if (r.roofline && row.timed()) row.roofline_fraction = r.roofline->ms / row.median_ms;
 
@@ -365,6 +389,7 @@ CaseResult run_case(Env &env, Case &c, const RunOptions &opt) {
         for (Row &row : r.rows) {
             if (!ceiling_rows.empty()) row.ratio_to_ceiling = ratio(row, ceiling_rows.front());
             print_row(r, row);
+            print_kernels(row);
         }
         if (run_auto) {
             Row row = rows.back();
@@ -372,6 +397,7 @@ CaseResult run_case(Env &env, Case &c, const RunOptions &opt) {
             if (!ceiling_rows.empty()) row.ratio_to_ceiling = ratio(row, ceiling_rows.front());
             r.rows.push_back(row);
             print_row(r, row);
+            print_kernels(row);
         }
         for (Row &row : ceiling_rows) {
             if (!r.rows.empty()) row.ratio_to_vendor = ratio(row, r.rows.front());

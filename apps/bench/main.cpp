@@ -8,6 +8,7 @@
 // so that every call goes through the library's staging pipeline: what host-array
 // callers get, measured against the link (pinned copies each way).
 #include "bench.hpp"
+#include "kernels.hpp"
 #include "tune.hpp"
 
 #include "../common/cli.hpp"
@@ -115,6 +116,7 @@ struct Options {
     std::string json;  // empty: no JSON file
     bool quick = false;
     bool list = false;
+    bool kernels = false;  // --kernels: each row's kernels (kernels.hpp)
     std::string tune;  // --tune FILE: the tuning table to measure and write
     std::string shapes;  // --shapes membound or fp8: that sweep instead of the ops' tables
     int c_dtype = -1;    // --c-dtype: C's dtype for gemm_ex (-1: BF16 for FP8, else the inputs')
@@ -135,7 +137,7 @@ void usage(std::FILE *to) {
                  "                 [--variant NAME[,NAME...]] [--memory device|pinned] [--repeat R] [--json FILE]\n"
                  "                 [--quick] [--backend auto|cuda|host] [--device N] [--list]\n"
                  "                 [--math default|tf32] [--ld tight|odd] [--tune FILE] [--shapes membound|fp8]\n"
-                 "                 [--c-dtype f32|f16|bf16] [--scaling tensor|block]\n"
+                 "                 [--c-dtype f32|f16|bf16] [--scaling tensor|block] [--kernels]\n"
                  "  --op       ops to run, comma-separated (default all; reduce,transpose with --memory pinned)\n"
                  "  --size     gemm: N or MxNxK; reduce: N; transpose: N or ROWSxCOLS; pi: samples;\n"
                  "             gemm_batched: N (N x N x N products, the batch filling about 1 GiB per operand).\n"
@@ -175,6 +177,12 @@ void usage(std::FILE *to) {
                  "             with device arrays, a variant whose calls are short gets enough of them to\n"
                  "             add up to %g ms, at most %d\n"
                  "  --json     also write every row to FILE as JSON (default: no file)\n"
+                 "  --kernels  under each row, the kernels that one more call of its variant launched, untimed\n"
+                 "             and after the timed ones: name, grid, block, registers per thread, shared memory\n"
+                 "             per block (static + dynamic) and theoretical occupancy (resident blocks per SM and\n"
+                 "             their warps in %% of the SM's), each with its launches; the case's roofline line\n"
+                 "             says which roof binds. Also in --json (\"kernels\"). CUDA backend only, in a build\n"
+                 "             with CUPTI; not under a profiler that holds CUPTI (ncu, nsys)\n"
                  "  --quick    small sizes, for a smoke test\n"
                  "  --backend  auto (default): the GPU, or the host backend at small sizes without one\n"
                  "  --device   CUDA device index (default 0)\n"
@@ -277,6 +285,12 @@ int parse(int argc, char **argv, Options *opt) {
             opt->quick = true;
         } else if (arg == "--list") {
             opt->list = true;
+        } else if (arg == "--kernels") {
+            if (!kernels_built()) {
+                std::fprintf(stderr, "%s was built without CUPTI: --kernels is not available\n", kProg);
+                return 2;
+            }
+            opt->kernels = true;
         } else if (gpk_app::take_option(argc, argv, &i, "--tune", &value, &missing)) {
             if (missing || value.empty()) return bad("--tune needs a file name");
             opt->tune = value;
@@ -365,6 +379,10 @@ int parse(int argc, char **argv, Options *opt) {
         }
     }
     if (const int rc = check_tune_options(*opt)) return rc;
+    if (opt->kernels && !opt->tune.empty()) {
+        std::fprintf(stderr, "%s: --kernels: --tune prints no rows to list kernels under\n", kProg);
+        return 2;
+    }
     // FP8 is gemm's alone: asked for by itself, it means gemm (and so do the tuning
     // table's gpk_gemm_ex classes).
     const bool all_fp8 = !opt->dtype_words.empty() &&
@@ -705,6 +723,21 @@ int main(int argc, char **argv) {
             run.short_repeat = kShortRepeat;
         }
 
+        // Recorded only where there are kernels to see, and CUPTI to see them with.
+        std::unique_ptr<KernelRecorder> recorder;
+        if (opt.kernels && !env->cuda) {
+            std::printf("%s: --kernels needs the CUDA backend (the host backend launches no kernels); "
+                        "running without the kernel lines\n",
+                        kProg);
+        } else if (opt.kernels) {
+            std::string why;
+            recorder = KernelRecorder::open(*env, &why);
+            if (!recorder)
+                std::printf("%s: --kernels: CUPTI cannot be had (%s); running without the kernel lines\n", kProg,
+                            why.c_str());
+        }
+        run.kernels = recorder.get();
+
         const RunInfo info = describe_run(*env, small, run);
         std::printf("%s: libgpk %s, %s backend on %s", kProg, gpk_app::library_version().c_str(),
                     info.backend.c_str(), info.device.c_str());
@@ -718,6 +751,9 @@ int main(int argc, char **argv) {
                     env->pinned ? "arrays in pinned host memory (staged), steady clock around each call, no L2 flush"
                     : env->cuda ? "CUDA events, L2 flushed before each (then a one-block kernel)"
                                 : "steady clock");
+        if (recorder)
+            std::printf("each row's kernels (--kernels): one more call of its variant, untimed, its launches seen "
+                        "through CUPTI; occupancy is the theoretical one\n");
 
         std::vector<CaseResult> results;
         int failed = 0;

@@ -76,6 +76,30 @@ void print_row(const CaseResult &r, const Row &row) {
     std::fflush(stdout);
 }
 
+void print_kernels(const Row &row) {
+    if (!row.kernels) return;
+    if (row.kernels->empty()) std::printf("      no kernel launched\n");
+    size_t width = 0;
+    for (const KernelInfo &k : *row.kernels) width = std::max(width, k.name.size());
+    for (const KernelInfo &k : *row.kernels) {
+        const auto dims = [](const unsigned *d, bool always) {
+            if (!always && d[1] == 1 && d[2] == 1) return std::to_string(d[0]);
+            return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
+        };
+        const std::string regs = k.regs >= 0 ? std::to_string(k.regs) : "?";
+        const std::string smem =
+            k.static_smem >= 0 ? fixed((double(k.static_smem) + double(k.dynamic_smem)) / 1024, "%.1f KiB") : "?";
+        const std::string occupancy =
+            k.blocks_per_sm >= 0
+                ? std::to_string(k.blocks_per_sm) + " blocks/SM (" + fixed(k.warps_percent, "%.0f") + " % of warps)"
+                : "?";
+        std::printf("      kernel %-*s  grid %s  block %s  regs %s  smem %s  occupancy %s  launches %d\n",
+                    static_cast<int>(width), k.name.c_str(), dims(k.grid, true).c_str(), dims(k.block, false).c_str(),
+                    regs.c_str(), smem.c_str(), occupancy.c_str(), k.launches);
+    }
+    std::fflush(stdout);
+}
+
 void print_ceiling_summary(const CaseResult &r) {
     const Row *best = nullptr, *pick = nullptr, *copy = nullptr, *second = nullptr, *third = nullptr;
     for (const Row &row : r.rows) {
@@ -220,6 +244,29 @@ bool write_json(const std::string &path, const RunInfo &info, const std::vector<
                     .field("copy_gbs", r.roofline->copy_gbs)
                     .field("peak_tflops", r.roofline->peak_tflops)
                     .field("roofline_fraction", row.roofline_fraction);
+            }
+            // --kernels: what one call launched (kernels.cpp); -1 becomes null.
+            if (row.kernels) {
+                const auto dims = [&](const char *key, const unsigned *d) {
+                    json.begin_array(key);
+                    for (int i = 0; i < 3; ++i) json.field(nullptr, static_cast<uint64_t>(d[i]));
+                    json.end_array();
+                };
+                json.begin_array("kernels");
+                for (const KernelInfo &k : *row.kernels) {
+                    json.begin_object().field("name", k.name);
+                    dims("grid", k.grid);
+                    dims("block", k.block);
+                    const auto known = [](double v) { return v >= 0 ? std::optional<double>(v) : std::nullopt; };
+                    json.field("regs_per_thread", known(k.regs))
+                        .field("static_smem_bytes", known(double(k.static_smem)))
+                        .field("dynamic_smem_bytes", static_cast<uint64_t>(k.dynamic_smem))
+                        .field("blocks_per_sm", known(k.blocks_per_sm))
+                        .field("occupancy_percent", known(k.warps_percent))
+                        .field("launches", k.launches)
+                        .end_object();
+                }
+                json.end_array();
             }
             json.field("ok", !row.failed())
                 .field("status", status_name(row.status))

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the apps' command lines: what they refuse, how they say it, and what they take.
 
-usage: check_cli.py GROUP --bench APP --gemm APP --pi APP --rungs DIR --cuda-build 0|1
+usage: check_cli.py GROUP --bench APP --gemm APP --pi APP --rungs DIR --cuda-build 0|1 --cupti 0|1
 
 GROUP is one of
   numbers   one strict grammar for sizes, lists and numbers in every app: "5xx6", "x5",
@@ -12,7 +12,9 @@ GROUP is one of
   names     unknown op, dtype and variant names are refused, named, with the choices
   messages  a missing value is called missing; gpk-bench --list shows every rung of
             the build (the CUDA ladders too, from DIR/<op>/rungs.def, in a CUDA build)
-            and marks those this machine cannot run
+            and marks those this machine cannot run; gpk-bench --kernels is refused by a build
+            without CUPTI (--cupti 0), and elsewhere, on the host backend, says that it needs
+            the CUDA backend and runs on without kernel lines
   json      gpk-bench writes JSON only where asked
 
 Every command runs on the host backend (or, for --list, with no GPU visible), so that
@@ -242,6 +244,32 @@ def messages(a):
     if a.cuda_build:
         expect("no usable GPU" in stdout, "--list says why the CUDA rungs cannot run here")
 
+    # --kernels: on the host backend, asked for or fallen back to with no GPU visible.
+    kernels = [a.bench, "--kernels", "--quick", "--op", "pi", "--repeat", "1"]
+    if not a.cupti:
+        rc, output, _ = run(kernels + HOST)
+        expect(rc == 2, f"--kernels without CUPTI: exit status 2 (got {rc})")
+        expect("built without CUPTI: --kernels is not available" in output, "--kernels says the build has no CUPTI")
+        return
+    for backend, visible in [(HOST, os.environ), ([], env)]:
+        with tempfile.TemporaryDirectory() as tmp:
+            rows = os.path.join(tmp, "rows.json")
+            rc, output, stdout = run(kernels + backend + ["--json", rows], env=visible)
+            what = " ".join(["gpk-bench --kernels"] + backend)
+            expect(rc == 0, f"{what}: exits 0 (status {rc})")
+            expect("--kernels needs the CUDA backend" in stdout, f"{what}: says it needs the CUDA backend")
+            expect(not any(l.lstrip().startswith("kernel ") for l in stdout.splitlines()),
+                   f"{what}: prints no kernel lines")
+            if not backend:
+                expect("no usable GPU" in stdout, f"{what}: says there is no usable GPU")
+            if os.path.exists(rows):
+                with open(rows) as f:
+                    results = json.load(f).get("results", [])
+                expect(results and not any("kernels" in r for r in results), f"{what}: JSON rows without kernels")
+            else:
+                expect(False, f"{what}: writes {rows}")
+    refuses([a.bench, "--kernels", "--tune", "t.tsv"] + HOST, "--kernels", "--tune")
+
 
 def json_files(a):
     with tempfile.TemporaryDirectory() as tmp:
@@ -261,7 +289,7 @@ class Apps:
 
 
 def main(argv):
-    if not argv or argv[0] not in GROUPS or len(argv) != 11:
+    if not argv or argv[0] not in GROUPS or len(argv) != 13:
         sys.exit(__doc__)
     a = Apps()
     options = dict(zip(argv[1::2], argv[2::2]))
@@ -269,6 +297,7 @@ def main(argv):
         # Absolute: the json group runs the apps in a folder of its own.
         a.bench, a.gemm, a.pi, a.rungs = (os.path.abspath(options[key]) for key in ["--bench", "--gemm", "--pi", "--rungs"])
         a.cuda_build = options["--cuda-build"] == "1"
+        a.cupti = options["--cupti"] == "1"
     except KeyError:
         sys.exit(__doc__)
     GROUPS[argv[0]](a)
