@@ -208,8 +208,8 @@ gpk_status gemm_checker(gpk_context &ctx, const Ladder<GemmArgs> &ladder, int in
 gpk_status gemm_on_host(gpk_context &ctx, const GemmArgs &a) {
     // Each operand in its own element size (gpk_gemm_ex's differ).
     const size_t esa = a_size(a), esb = b_size(a), es = c_size(a);
-    const MatrixView sa{a.transa ? a.k : a.m, a.transa ? a.m : a.k, a.lda};
-    const MatrixView sb{a.transb ? a.n : a.k, a.transb ? a.k : a.n, a.ldb};
+    const MatrixView sa = MatrixView::of_op(a.transa, a.m, a.k, a.lda);
+    const MatrixView sb = MatrixView::of_op(a.transb, a.k, a.n, a.ldb);
     // Block scales: kb lines of one scale per group of rows (columns), ld apart.
     const int64_t kb = (a.k + 127) / 128;
     const MatrixView ssa{(a.m + a.scale_a_group - 1) / a.scale_a_group, kb, a.scale_a_ld};

@@ -31,12 +31,8 @@ bool reads_c(const GemmBatchedCall &c) { return in_dtype(c.dtype, c.beta) != 0.0
 // caller's C, read as the C^T that the swapped call computes).
 MatrixView batched_c(const GemmBatchedCall &c) { return MatrixView{c.m, c.n, c.ldc}; }
 // Of op(A) and op(B), stored.
-MatrixView batched_a(const GemmBatchedCall &c) {
-    return c.transa != GPK_TRANS ? MatrixView{c.m, c.k, c.lda} : MatrixView{c.k, c.m, c.lda};
-}
-MatrixView batched_b(const GemmBatchedCall &c) {
-    return c.transb != GPK_TRANS ? MatrixView{c.k, c.n, c.ldb} : MatrixView{c.n, c.k, c.ldb};
-}
+MatrixView batched_a(const GemmBatchedCall &c) { return MatrixView::of_op(c.transa == GPK_TRANS, c.m, c.k, c.lda); }
+MatrixView batched_b(const GemmBatchedCall &c) { return MatrixView::of_op(c.transb == GPK_TRANS, c.k, c.n, c.ldb); }
 
 // Copies `batch` matrices of `s.outer` lines of `s.inner` elements, matrix i at
 // i * stride on each side: one 2-D copy when, on both sides, the matrices' lines

@@ -70,8 +70,8 @@ gpk_status gemm_ex_staged(gpk_context &ctx, const GemmArgs &a,
     // the scales kb lines of one float per group of rows (columns), C m x n.
     const int64_t kb = (a.k + 127) / 128;
     Part pa, pb, psa, psb, pc;
-    if (product && !dev_a) pa = Part{MatrixView{a.transa ? a.k : a.m, a.transa ? a.m : a.k, a.lda, a.A}, a_size(a)};
-    if (product && !dev_b) pb = Part{MatrixView{a.transb ? a.n : a.k, a.transb ? a.k : a.n, a.ldb, a.B}, b_size(a)};
+    if (product && !dev_a) pa = Part{MatrixView::of_op(a.transa, a.m, a.k, a.lda, a.A), a_size(a)};
+    if (product && !dev_b) pb = Part{MatrixView::of_op(a.transb, a.k, a.n, a.ldb, a.B), b_size(a)};
     if (product && a.scale_a != nullptr && !dev_sa)
         psa = Part{MatrixView{(a.m + a.scale_a_group - 1) / a.scale_a_group, kb, a.scale_a_ld, a.scale_a}, sizeof(float)};
     if (product && a.scale_b != nullptr && !dev_sb)

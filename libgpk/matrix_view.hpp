@@ -18,6 +18,11 @@ struct MatrixView {
 
     // The same extent with no gap between lines (a packed copy in a slot or buffer).
     static MatrixView packed(int64_t inner, int64_t outer) { return MatrixView{inner, outer, inner}; }
+    // op(X) of a column-major gemm, `rows` x `cols`, as X lies in memory: X itself, or
+    // for a transposed operand X = op(X)^T, stored `cols` x `rows`.
+    static MatrixView of_op(bool trans, int64_t rows, int64_t cols, int64_t ld, const void *ptr = nullptr) {
+        return trans ? MatrixView{cols, rows, ld, ptr} : MatrixView{rows, cols, ld, ptr};
+    }
 
     // Elements from the first to one past the last that belong to the matrix.
     int64_t span() const { return inner == 0 || outer == 0 ? 0 : (outer - 1) * ld + inner; }

@@ -83,12 +83,9 @@
 #include <algorithm>
 
 namespace gpk::cuda {
-namespace {
 
 using plan::device_bytes;
 using plan::device_ld;
-
-}  // namespace
 
 // ---- gemm -------------------------------------------------------------------------------
 
@@ -109,8 +106,8 @@ gpk_status staged_gemm(gpk_context &ctx, const GemmArgs &a, const Rung<GemmArgs>
     // X is the streamed operand, Y the resident one. Panels run along P (rows of C when
     // B is resident, columns when A is), the resident blocks along Q.
     const int64_t P = resident_a ? a.n : a.m, Q = resident_a ? a.m : a.n;
-    const plan::GemmArrays arrays{MatrixView{a.transa ? a.k : a.m, a.transa ? a.m : a.k, a.lda, a.A},
-                                  MatrixView{a.transb ? a.n : a.k, a.transb ? a.k : a.n, a.ldb, a.B},
+    const plan::GemmArrays arrays{MatrixView::of_op(a.transa, a.m, a.k, a.lda, a.A),
+                                  MatrixView::of_op(a.transb, a.k, a.n, a.ldb, a.B),
                                   MatrixView{a.m, a.n, a.ldc, a.C},
                                   a.k,
                                   a.transa,

@@ -339,32 +339,30 @@ void lookup(Suite &suite) {
     }
     {
         Case c(suite, "tuning: a batch's count weighs a sixteenth of a product's dimension");
-        tn::Table b;
-        const std::string rows = "gemm_batched\tf32\tdefault\tnn\ta16\t32x32x32x1000\ta\n"
-                                 "gemm_batched\tf32\tdefault\tnn\ta16\t8x8x8x100000\tb\n";
-        if (!parse(header() + rows, &b, &error)) {
-            c.fail("refused: %s", error.c_str());
-        } else {
+        // The rung the lookup takes from `rows` for n^3 products, `count` of them.
+        const auto pick = [&](const std::string &rows, int64_t n, int64_t count) {
+            tn::Table t;
+            if (!parse(header() + rows, &t, &error)) {
+                c.fail("refused: %s", error.c_str());
+                return -1;
+            }
             tn::Key key;
             key.op = GPK_OP_GEMM_BATCHED, key.dtype = GPK_F32, key.layout = 0, key.align = tn::kAligned, key.ndims = 4;
-            key.dims[0] = key.dims[1] = key.dims[2] = 30, key.dims[3] = 20000;
-            // Unweighted, 8^3 would be nearer (10.9 + 5.4 against 0.03 + 18.7).
-            if (chosen(&b, key, {}) != 1) c.fail("30^3 x 20000 took rung %d, expected a (32^3's)", chosen(&b, key, {}));
-        }
+            key.dims[0] = key.dims[1] = key.dims[2] = n, key.dims[3] = count;
+            return chosen(&t, key, {});
+        };
+        // Unweighted, 8^3 would be nearer (10.9 + 5.4 against 0.03 + 18.7).
+        const int small = pick("gemm_batched\tf32\tdefault\tnn\ta16\t32x32x32x1000\ta\n"
+                               "gemm_batched\tf32\tdefault\tnn\ta16\t8x8x8x100000\tb\n",
+                               30, 20000);
+        if (small != 1) c.fail("30^3 x 20000 took rung %d, expected a (32^3's)", small);
         // The product's own size at another count before a neighbour's nearer count:
         // 40^3 products filling 1 GiB take 40^3's row at 256 MiB, not 32^3's (with a
         // quarter's weight: 0.46 + 0.31 against 1.0).
-        tn::Table near;
-        const std::string sizes = "gemm_batched\tf32\tdefault\tnn\ta16\t32x32x32x65536\ta\n"
-                                  "gemm_batched\tf32\tdefault\tnn\ta16\t40x40x40x41943\tb\n";
-        if (!parse(header() + sizes, &near, &error)) {
-            c.fail("refused: %s", error.c_str());
-        } else {
-            tn::Key key;
-            key.op = GPK_OP_GEMM_BATCHED, key.dtype = GPK_F32, key.layout = 0, key.align = tn::kAligned, key.ndims = 4;
-            key.dims[0] = key.dims[1] = key.dims[2] = 40, key.dims[3] = 167772;
-            if (chosen(&near, key, {}) != 2) c.fail("40^3 x 167772 took rung %d, expected b (40^3's)", chosen(&near, key, {}));
-        }
+        const int own = pick("gemm_batched\tf32\tdefault\tnn\ta16\t32x32x32x65536\ta\n"
+                             "gemm_batched\tf32\tdefault\tnn\ta16\t40x40x40x41943\tb\n",
+                             40, 167772);
+        if (own != 2) c.fail("40^3 x 167772 took rung %d, expected b (40^3's)", own);
     }
     {
         Case c(suite, "tuning: no table: the ladder's default");

@@ -105,24 +105,16 @@ inline gpk_status device_limits(gpk_context &ctx, DeviceLimits *out) {
     return GPK_SUCCESS;
 }
 
-// Whether the GPU can run the call's configuration; *why_not null when it can.
-inline gpk_status takes_plan(gpk_context &ctx, const GemmArgs &a, size_t smem, const char **why_not) {
-    *why_not = nullptr;
-    if (a.m > kMaxShort && a.n > kMaxShort) {
-        *why_not = "neither m nor n is at most 128";
-        return GPK_SUCCESS;
-    }
-    DeviceLimits lim;
-    GPK_FORWARD_IF_ERROR(device_limits(ctx, &lim));
-    if (lim.major < 8)
-        *why_not = "it needs a GPU of compute capability 8.0 or newer";
-    else if (smem > lim.smem_optin)
-        *why_not = "the GPU cannot give a block the shared memory it needs";
-    return GPK_SUCCESS;
+// Why the GPU of `lim` cannot run the call's configuration, or null when it can.
+inline const char *refusal(const DeviceLimits &lim, const GemmArgs &a, size_t smem) {
+    if (a.m > kMaxShort && a.n > kMaxShort) return "neither m nor n is at most 128";
+    if (lim.major < 8) return "it needs a GPU of compute capability 8.0 or newer";
+    if (smem > lim.smem_optin) return "the GPU cannot give a block the shared memory it needs";
+    return nullptr;
 }
 
 // Lets `kernel` use `bytes` of dynamic shared memory on the context's device, once per
-// kernel and device (takes_plan has checked that the device has that much). A kernel's
+// kernel and device (refusal has checked that the device has that much). A kernel's
 // bytes are the most its layouts need, asked for on its first call, and more on a
 // later call whose layout needs more.
 inline gpk_status allow_smem(gpk_context &ctx, const void *kernel, size_t bytes) {
@@ -222,20 +214,21 @@ Plans skinny_plans(int64_t s, bool wk, bool xk);
 // and these two functions are its launchers.
 template <class Rung>
 gpk_status rung_takes(gpk_context &ctx, const GemmArgs &a, const char **why_not) {
-    return takes_plan(ctx, a, smem_of(Rung::plans(form_of(a)), a.dtype), why_not);
+    DeviceLimits lim;
+    GPK_FORWARD_IF_ERROR(device_limits(ctx, &lim));
+    *why_not = refusal(lim, a, smem_of(Rung::plans(form_of(a)), a.dtype));
+    return GPK_SUCCESS;
 }
 
 template <class Rung>
 gpk_status rung_run(gpk_context &ctx, const GemmArgs &a) {
     const Form f = form_of(a);
     const Plans plans = Rung::plans(f);
-    const char *why_not = nullptr;
-    GPK_FORWARD_IF_ERROR(takes_plan(ctx, a, smem_of(plans, a.dtype), &why_not));
-    if (why_not != nullptr) return refuse(ctx, "gemm", Rung::kName, why_not);
-    const Splits sp = Rung::splits(f, a.k, plans, a.dtype);
-    const char *name = Rung::kName;
     DeviceLimits lim;
     GPK_FORWARD_IF_ERROR(device_limits(ctx, &lim));
+    if (const char *why_not = refusal(lim, a, smem_of(plans, a.dtype))) return refuse(ctx, "gemm", Rung::kName, why_not);
+    const Splits sp = Rung::splits(f, a.k, plans, a.dtype);
+    const char *name = Rung::kName;
     const bool pdl = lim.major >= 9;
     switch (a.dtype) {
         case GPK_F32: return run_plan<float, float>(ctx, name, f, a.k, plans.f32, sp, a.alpha, a.beta, a.C, false, pdl);
