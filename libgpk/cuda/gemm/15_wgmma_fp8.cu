@@ -173,27 +173,39 @@ __global__ void __launch_bounds__(THREADS, 1)
             // where nothing is read), each lane's copies completing on the stage's barrier.
             // The warp runs as far ahead as the ring, as the TMA copies do: waiting on each
             // stage's loads before the next would hold every stage for a memory latency.
+            // What a lane reads is fixed per tile but for the block of k, so a stage costs
+            // its five copies and little else: this warp has 40 registers, and when it
+            // recomputed its addresses per stage it issued too slowly to keep the ring full
+            // (the consumers then waited on full stages and the rung ran at 0.6 of its
+            // per-tensor rate).
             int stage = 0;
             uint32_t phase = 0;
-            const uint32_t sbase = static_cast<uint32_t>(__cvta_generic_to_shared(scales));
+            const uint32_t sbase = static_cast<uint32_t>(__cvta_generic_to_shared(scales)) + 4 * lane;
             for (int t = cid; t < tiles; t += nclusters) {
                 int tp, tq;
                 tile_of<band_rows(BQ)>(t, pairs_p, tiles_q, &tp, &tq);
                 tp = tp * CLUSTER + int(rank);
-                const int64_t base = sc.rows_on_p ? int64_t(tp) * BP : int64_t(tq) * BQ;
-                const int64_t len = sc.rows_on_p ? P : Q;
-                // The block of the other side; a block past the last tile row has none.
-                const int64_t blk = sc.rows_on_p ? int64_t(tq) * BQ / 128 : int64_t(tp) * BP / 128;
+                const int base = sc.rows_on_p ? tp * BP : tq * BQ;
+                const int len = int(sc.rows_on_p ? P : Q);
+                // The block of the other side; a block past the last tile row has none. A
+                // lane's rows past the matrix read row 0 with size 0 (zeros).
+                const int blk = sc.rows_on_p ? tq * BQ / 128 : tp * BP / 128;
                 const bool blk_in = sc.rows_on_p ? true : int64_t(tp) * BP < P;
+                int off[4];
+                bool in[4];
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    in[j] = base + lane + 32 * j < len;
+                    off[j] = in[j] ? base + lane + 32 * j : 0;
+                }
                 for (int kb = 0; kb < nk; ++kb) {
                     mbar_wait(empty0 + 8 * stage, phase ^ 1);
                     const uint32_t s = sbase + stage * SCALE_BYTES;
+                    const float *rows = sc.rows + int64_t(kb) * sc.rows_ld;
 #pragma unroll
-                    for (int i = lane; i < 128; i += 32) {
-                        const bool in = base + i < len;
-                        copy4(s + 4 * i, in ? sc.rows + int64_t(kb) * sc.rows_ld + base + i : sc.rows, in);
-                    }
-                    if (lane == 0) copy4(s + 4 * 128, blk_in ? sc.blocks + int64_t(kb) * sc.blocks_ld + blk : sc.blocks, blk_in);
+                    for (int j = 0; j < 4; ++j) copy4(s + 128 * j, rows + off[j], in[j]);
+                    if (lane == 0)
+                        copy4(s + 4 * 128, sc.blocks + int64_t(kb) * sc.blocks_ld + (blk_in ? blk : 0), blk_in);
                     asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(full0 + 8 * stage)
                                  : "memory");
                     next_stage(stage, phase, STAGES);
