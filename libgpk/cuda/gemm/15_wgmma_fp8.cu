@@ -174,10 +174,9 @@ __global__ void __launch_bounds__(THREADS, 1)
             // The warp runs as far ahead as the ring, as the TMA copies do: waiting on each
             // stage's loads before the next would hold every stage for a memory latency.
             // What a lane reads is fixed per tile but for the block of k, so a stage costs
-            // its five copies and little else: this warp has 40 registers, and when it
-            // recomputed its addresses per stage it issued too slowly to keep the ring full
-            // (the consumers then waited on full stages and the rung ran at 0.6 of its
-            // per-tensor rate).
+            // its five copies and little else: in this warp's 40 registers, addresses
+            // recomputed per stage issued too slowly to keep the ring full (the consumers
+            // waited on full stages; docs/PERFORMANCE.md, "wgmma_fp8").
             int stage = 0;
             uint32_t phase = 0;
             const uint32_t sbase = static_cast<uint32_t>(__cvta_generic_to_shared(scales)) + 4 * lane;
