@@ -176,7 +176,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             // What a lane reads is fixed per tile but for the block of k, so a stage costs
             // its five copies and little else: in this warp's 40 registers, addresses
             // recomputed per stage issued too slowly to keep the ring full (the consumers
-            // waited on full stages; docs/PERFORMANCE.md, "wgmma_fp8").
+            // waited on full stages; docs/PERFORMANCE.md, section "wgmma_fp8 (gemm rung 15)").
             int stage = 0;
             uint32_t phase = 0;
             const uint32_t sbase = static_cast<uint32_t>(__cvta_generic_to_shared(scales)) + 4 * lane;
