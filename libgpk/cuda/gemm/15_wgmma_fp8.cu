@@ -26,11 +26,12 @@
 // * Block scales (DeepSeek-V3's 1 x 128 along k for op(A)'s rows, 128 x 128 for
 //   op(B)): the promotion multiplies each block's partial sum by sa(row, q) *
 //   sb(block, q). A 128-row tile covers one 128-block of the block-scaled side; the
-//   per-row side is per column of D for a column-major call (each thread's 32
-//   columns read from shared memory) and per row of D after a row-major call's swap
-//   (two values per thread). A second warp of the producer warpgroup copies each
-//   stage's scales into shared memory beside it (cp.async), completing the stage's
-//   barrier with the TMA bytes.
+//   per-row side is per column of D for a column-major call and per row of D after a
+//   row-major call's swap (a constant of the kernel, ROWP). A second warp of the producer
+//   warpgroup copies each stage's scales into shared memory beside it (cp.async) and, two
+//   stages later, multiplies them into the 128 products of the stage, laid out in the
+//   order the consumers read them (32 per thread per column of D in four 16-byte loads,
+//   two per row), then completes the stage's barrier with the TMA bytes.
 //
 // gpk-arch: 90a, the target of wgmma, setmaxnreg, clusters and TMA: the kernel body
 // exists only in sm_90a code, and the launcher answers NOT_SUPPORTED on any other GPU or binary.
@@ -70,9 +71,27 @@ __host__ __device__ constexpr int out_slots(bool scaled) { return scaled ? 1 : O
 __host__ __device__ constexpr int out_bytes(bool scaled) {
     return 2 * (out_slots(scaled) * OUT_BOX_BYTES > EPI_BYTES ? out_slots(scaled) * OUT_BOX_BYTES : EPI_BYTES);
 }
-// A stage's scales: the per-row side's 128 values, then the block's one.
-constexpr int SCALE_BYTES = 132 * 4;
+// A stage's scales: the per-row side's 128 values and the block's one as they are copied
+// (RAW_FLOATS), then the 128 products the consumers read (sa * sb, each the scale of one
+// row or column of the tile's D). Per row of D (rows_on_p) a thread reads two products, in
+// order; per column it reads 32, at columns 8j + 2(lane % 4) + e (j < 16, e < 2), so the
+// products lie in four runs of 32, run l holding lane % 4 == l's in the order it reads
+// them, four loads of 16 bytes each, the runs 36 floats apart so that the four runs'
+// loads fall in different banks.
+constexpr int RAW_FLOATS = 132, RUN_FLOATS = 36;
+constexpr int SCALE_FLOATS = RAW_FLOATS + 4 * RUN_FLOATS;
+constexpr int SCALE_BYTES = SCALE_FLOATS * 4;
+__host__ __device__ constexpr int product_at(int i, bool rows_on_p) {
+    return RAW_FLOATS + (rows_on_p ? i : (i / 2 % 4) * RUN_FLOATS + (i / 8) * 2 + i % 2);
+}
 constexpr int STAGES = 6;
+// The scale warp multiplies a stage's scales this many stages after it issued their
+// copies: the copies' latency is then spent on the stages between.
+constexpr int SCALE_LAG = 2;
+// While the scale warp waits for a stage to be released, it holds SCALE_LAG stages not yet
+// full; a consumer releases a stage once it has issued the next one, so the stage the warp
+// waits for is released only if the stage after it is full.
+static_assert(SCALE_LAG + 2 <= STAGES, "the ring's stages released while the scale warp waits");
 __host__ __device__ constexpr int smem_bytes(bool scaled) {
     return STAGES * STAGE_BYTES + out_bytes(scaled) + (scaled ? STAGES * SCALE_BYTES : 0) + 1024;
 }
@@ -95,8 +114,9 @@ __device__ __forceinline__ void next_stage(int &stage, uint32_t &phase, int n) {
 
 // D (P x Q) = X (P x K) Y^T (Q x K), both k-major FP8 through their tensor maps; the
 // epilogue writes C (ctype 0 F32, 1 F16, 2 BF16) through map_c (tma_store) or the
-// vector path.
-template <int XT, int YT, bool SCALED>
+// vector path. ROWP (block-scaled only): the per-row scales run along p (sc.rows_on_p), a
+// constant of the kernel because both forms' promotions in one kernel spill.
+template <int XT, int YT, bool SCALED, bool ROWP = false>
 __global__ void __launch_bounds__(THREADS, 1)
     kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_y,
            const __grid_constant__ CUtensorMap map_c, int64_t P, int64_t Q, int64_t K, Epilogue ep, int ctype,
@@ -122,7 +142,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         if (tma_store) asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map_c)) : "memory");
         for (int s = 0; s < STAGES; ++s) {
             // A stage is full once its bytes have landed and, block-scaled, the scale warp's
-            // 32 copies of its scales.
+            // 32 lanes have written its products.
             mbar_init(full0 + 8 * s, SCALED ? 1 + 32 : 1);
             mbar_init(empty0 + 8 * s, ARRIVALS);
         }
@@ -170,26 +190,43 @@ __global__ void __launch_bounds__(THREADS, 1)
         } else if (SCALED && warp == 1) {
             // The scales of each stage: this tile's 128 values of the per-row side (0 past
             // the matrix) and its block's value, copied asynchronously (cp.async, zero-filled
-            // where nothing is read), each lane's copies completing on the stage's barrier.
-            // The warp runs as far ahead as the ring, as the TMA copies do: waiting on each
-            // stage's loads before the next would hold every stage for a memory latency.
-            // What a lane reads is fixed per tile but for the block of k, so a stage costs
-            // its five copies and little else: in this warp's 40 registers, addresses
-            // recomputed per stage issued too slowly to keep the ring full (the consumers
-            // waited on full stages; docs/PERFORMANCE.md, section "wgmma_fp8 (gemm rung 15)").
-            int stage = 0;
+            // where nothing is read) as the ring frees the stage, and SCALE_LAG stages later,
+            // once they have landed, multiplied into the stage's 128 products (product_at).
+            // The consumers then apply one product per row or column of D at each promotion
+            // instead of two scales. What a lane reads is fixed per tile but for the block
+            // of k, so a stage costs its five copies and little else: this warp has 40
+            // registers, and when it recomputed its addresses per stage it issued too
+            // slowly to keep the ring full (the consumers waited on full stages;
+            // docs/PERFORMANCE.md, section "wgmma_fp8 (gemm rung 15)").
+            int stage = 0, pending = 0;
             uint32_t phase = 0;
             const uint32_t sbase = static_cast<uint32_t>(__cvta_generic_to_shared(scales)) + 4 * lane;
+            // Multiplies stage st's scales once the copies of the oldest pending stage (st)
+            // have landed, at most `behind` groups issued after it still in flight.
+            auto finish = [&](int st, auto behind) {
+                asm volatile("cp.async.wait_group %0;\n" ::"n"(decltype(behind)::value) : "memory");
+                // Lane 0's copy of the block's scale, seen by every lane.
+                __syncwarp();
+                float *sl = scales + st * SCALE_FLOATS;
+                const float b = sl[128];
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    const int i = lane + 32 * j;
+                    sl[product_at(i, ROWP)] = sl[i] * b;
+                }
+                // Each lane's arrive publishes its own products.
+                mbar_arrive(full0 + 8 * st);
+            };
             for (int t = cid; t < tiles; t += nclusters) {
                 int tp, tq;
                 tile_of<band_rows(BQ)>(t, pairs_p, tiles_q, &tp, &tq);
                 tp = tp * CLUSTER + int(rank);
-                const int base = sc.rows_on_p ? tp * BP : tq * BQ;
-                const int len = int(sc.rows_on_p ? P : Q);
+                const int base = ROWP ? tp * BP : tq * BQ;
+                const int len = int(ROWP ? P : Q);
                 // The block of the other side; a block past the last tile row has none. A
                 // lane's rows past the matrix read row 0 with size 0 (zeros).
-                const int blk = sc.rows_on_p ? tq * BQ / 128 : tp * BP / 128;
-                const bool blk_in = sc.rows_on_p ? true : int64_t(tp) * BP < P;
+                const int blk = ROWP ? tq * BQ / 128 : tp * BP / 128;
+                const bool blk_in = ROWP ? true : int64_t(tp) * BP < P;
                 int off[4];
                 bool in[4];
 #pragma unroll
@@ -205,10 +242,20 @@ __global__ void __launch_bounds__(THREADS, 1)
                     for (int j = 0; j < 4; ++j) copy4(s + 128 * j, rows + off[j], in[j]);
                     if (lane == 0)
                         copy4(s + 4 * 128, sc.blocks + int64_t(kb) * sc.blocks_ld + (blk_in ? blk : 0), blk_in);
-                    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(full0 + 8 * stage)
-                                 : "memory");
+                    asm volatile("cp.async.commit_group;\n" ::: "memory");
+                    if (pending == SCALE_LAG) {
+                        const int st = stage >= SCALE_LAG ? stage - SCALE_LAG : stage + STAGES - SCALE_LAG;
+                        finish(st, std::integral_constant<int, SCALE_LAG>{});
+                    } else {
+                        ++pending;
+                    }
                     next_stage(stage, phase, STAGES);
                 }
+            }
+            // The stages still pending, oldest first.
+            for (; pending > 0; --pending) {
+                const int st = stage >= pending ? stage - pending : stage + STAGES - pending;
+                finish(st, std::integral_constant<int, 0>{});
             }
         }
     } else {
@@ -254,12 +301,11 @@ __global__ void __launch_bounds__(THREADS, 1)
             const int st = held[S];
             fence_regs(acc[S]);
             if constexpr (SCALED) {
-                const float *s = scales + st * (SCALE_BYTES / 4);
-                const float b = s[128];
-                if (sc.rows_on_p) {
+                const float *s = scales + st * SCALE_FLOATS;
+                if constexpr (ROWP) {
                     // This thread's rows of the tile: fragment rows g and g + 8 of its warp.
                     const int r0 = c * 64 + (t / 32) * 16 + lane / 4;
-                    const float s0 = s[r0] * b, s1 = s[r0 + 8] * b;
+                    const float s0 = s[product_at(r0, true)], s1 = s[product_at(r0 + 8, true)];
 #pragma unroll
                     for (int j = 0; j < 16; ++j) {
                         f[4 * j] = fmaf(s0, acc[S][4 * j], f[4 * j]);
@@ -268,14 +314,27 @@ __global__ void __launch_bounds__(THREADS, 1)
                         f[4 * j + 3] = fmaf(s1, acc[S][4 * j + 3], f[4 * j + 3]);
                     }
                 } else {
+                    // This thread's 32 columns' products, in the order it applies them:
+                    // columns 8j + 2(lane % 4) and the one after, for j and j + 1.
+                    const float4 *run = reinterpret_cast<const float4 *>(s + product_at(2 * (lane & 3), false));
 #pragma unroll
-                    for (int j = 0; j < 16; ++j) {
-                        const float2 v = *reinterpret_cast<const float2 *>(s + 8 * j + 2 * (lane & 3));
-                        const float s0 = v.x * b, s1 = v.y * b;
-                        f[4 * j] = fmaf(s0, acc[S][4 * j], f[4 * j]);
-                        f[4 * j + 1] = fmaf(s1, acc[S][4 * j + 1], f[4 * j + 1]);
-                        f[4 * j + 2] = fmaf(s0, acc[S][4 * j + 2], f[4 * j + 2]);
-                        f[4 * j + 3] = fmaf(s1, acc[S][4 * j + 3], f[4 * j + 3]);
+                    for (int h = 0; h < 8; ++h) {
+                        // One run's four products at a time: all 32 at once beside the 192
+                        // accumulators would spill.
+                        float4 v;
+                        asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                                     : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                                     : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(run + h))));
+                        float *fj = f + 8 * h;
+                        const float *aj = acc[S] + 8 * h;
+                        fj[0] = fmaf(v.x, aj[0], fj[0]);
+                        fj[1] = fmaf(v.y, aj[1], fj[1]);
+                        fj[2] = fmaf(v.x, aj[2], fj[2]);
+                        fj[3] = fmaf(v.y, aj[3], fj[3]);
+                        fj[4] = fmaf(v.z, aj[4], fj[4]);
+                        fj[5] = fmaf(v.w, aj[5], fj[5]);
+                        fj[6] = fmaf(v.z, aj[6], fj[6]);
+                        fj[7] = fmaf(v.w, aj[7], fj[7]);
                     }
                 }
             } else {
@@ -403,11 +462,11 @@ inline const char *refusal(const GemmF8 &f) {
     return nullptr;
 }
 
-template <int XT, int YT, bool SCALED>
+template <int XT, int YT, bool SCALED, bool ROWP>
 Result launch(const GemmF8 &f, const Normal &nf, const CUtensorMap &mx, const CUtensorMap &my, const CUtensorMap &mc,
               bool tma_store, const Scales &sc, int dev) {
     constexpr int SMEM = smem_bytes(SCALED);
-    auto kern = kernel<XT, YT, SCALED>;
+    auto kern = kernel<XT, YT, SCALED, ROWP>;
     // Per device, once: the shared-memory opt-in and how many clusters fit at once.
     static std::atomic<int> fit_of[64];
     int fit = dev >= 0 && dev < 64 ? fit_of[dev].load() : 0;
@@ -444,15 +503,15 @@ Result launch(const GemmF8 &f, const Normal &nf, const CUtensorMap &mx, const CU
     return e == cudaSuccess ? ok() : cuda_failed(e, "gemm rung wgmma_fp8: launch");
 }
 
-template <bool SCALED>
+template <bool SCALED, bool ROWP = false>
 Result by_formats(const GemmF8 &f, const Normal &nf, const CUtensorMap &mx, const CUtensorMap &my,
                   const CUtensorMap &mc, bool ts, const Scales &sc, int dev) {
     // X is op(B)^T, Y is op(A).
     const int xt = f.b_e5m2 ? 1 : 0, yt = f.a_e5m2 ? 1 : 0;
-    if (xt == 0 && yt == 0) return launch<0, 0, SCALED>(f, nf, mx, my, mc, ts, sc, dev);
-    if (xt == 0) return launch<0, 1, SCALED>(f, nf, mx, my, mc, ts, sc, dev);
-    if (yt == 0) return launch<1, 0, SCALED>(f, nf, mx, my, mc, ts, sc, dev);
-    return launch<1, 1, SCALED>(f, nf, mx, my, mc, ts, sc, dev);
+    if (xt == 0 && yt == 0) return launch<0, 0, SCALED, ROWP>(f, nf, mx, my, mc, ts, sc, dev);
+    if (xt == 0) return launch<0, 1, SCALED, ROWP>(f, nf, mx, my, mc, ts, sc, dev);
+    if (yt == 0) return launch<1, 0, SCALED, ROWP>(f, nf, mx, my, mc, ts, sc, dev);
+    return launch<1, 1, SCALED, ROWP>(f, nf, mx, my, mc, ts, sc, dev);
 }
 
 // C = beta C where the call has no product (k == 0, alpha == 0).
@@ -496,7 +555,8 @@ inline Result run(const GemmF8 &f) {
     const bool rows_on_p = f.scale_b_group == 1;
     const Scales sc = rows_on_p ? Scales{f.scale_b, f.scale_a, f.scale_b_ld, f.scale_a_ld, 1}
                                 : Scales{f.scale_a, f.scale_b, f.scale_a_ld, f.scale_b_ld, 0};
-    return by_formats<true>(f, nf, mx, my, mc, ts, sc, dev);
+    return rows_on_p ? by_formats<true, true>(f, nf, mx, my, mc, ts, sc, dev)
+                     : by_formats<true, false>(f, nf, mx, my, mc, ts, sc, dev);
 }
 
 }  // namespace fp8
