@@ -329,6 +329,16 @@ void conformance(Suite &suite) {
                         }
                         ++serial;
                     }
+    // Block-scaled column-major calls whose 16-bit C leaves through TMA stores (m and
+    // ldc whole 16 bytes, beta == 0): the FP8 rung runs them turned, storing D column-major
+    // (15_wgmma_fp8.cu), here with partial tiles along m and n and ldc above the minimum.
+    for (int ta : {int{GPK_NO_TRANS}, int{GPK_TRANS}})
+        for (int tb : {int{GPK_NO_TRANS}, int{GPK_TRANS}})
+            for (int c : {int{GPK_BF16}, int{GPK_F16}}) {
+                Call call{GPK_COL_MAJOR, ta, tb, Dims{264, 136, 300}, GPK_F8E4M3, c == GPK_F16 ? GPK_F8E5M2 : GPK_F8E4M3,
+                          c, 0, 0, c == GPK_F16 ? 8 : 0, 0.75, 0.0, true, true, 0};
+                run_case(suite, call, seed_of({serial++, 8}));
+            }
     // k == 0 (C = beta C, A and B not read), and beta == 0 over NaN in C; near the
     // largest values, subnormals, NaN and infinite inputs.
     for (const Types &ty : types) {

@@ -26,8 +26,10 @@
 // * Block scales (DeepSeek-V3's 1 x 128 along k for op(A)'s rows, 128 x 128 for
 //   op(B)): the promotion multiplies each block's partial sum by sa(row, q) *
 //   sb(block, q). A 128-row tile covers one 128-block of the block-scaled side; the
-//   per-row side is per column of D for a column-major call and per row of D after a
-//   row-major call's swap (a constant of the kernel, ROWP). A second warp of the producer
+//   per-row side runs along the tile's rows (p: two per thread at each promotion) or
+//   its columns (q: 32 per thread), a constant of the kernel (ROWP). A column-major call
+//   with 1 x 128 scales on op(A) would have them along q; where its C leaves through
+//   TMA stores it runs turned, op(A) as X, and the stores write D column-major. A second warp of the producer
 //   warpgroup copies each stage's scales into shared memory beside it (cp.async) and, two
 //   stages later, multiplies them into the 128 products of the stage, laid out in the
 //   order the consumers read them (32 per thread per column of D in four 16-byte loads,
@@ -113,8 +115,9 @@ __device__ __forceinline__ void next_stage(int &stage, uint32_t &phase, int n) {
 }
 
 // D (P x Q) = X (P x K) Y^T (Q x K), both k-major FP8 through their tensor maps; the
-// epilogue writes C (ctype 0 F32, 1 F16, 2 BF16) through map_c (tma_store) or the
-// vector path. ROWP (block-scaled only): the per-row scales run along p (sc.rows_on_p), a
+// epilogue writes C (ctype 0 F32, 1 F16, 2 BF16) through the vector path (tma_store 0)
+// or TMA stores through map_c, D row-major (1: q contiguous, the normal form's D = C^T)
+// or column-major (2: p contiguous, the turned form's D = C). ROWP (block-scaled only): the per-row scales run along p (sc.rows_on_p), a
 // constant of the kernel because both forms' promotions in one kernel spill.
 template <int XT, int YT, bool SCALED, bool ROWP = false>
 __global__ void __launch_bounds__(THREADS, 1)
@@ -402,12 +405,16 @@ __global__ void __launch_bounds__(THREADS, 1)
                     // The slot is free once the store that last read it has.
                     if (t == 0) bulk_wait_read<SLOTS - 1>();
                     asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-                    if (ctype == 1) stage_box<__half, BQ>(f, slot, h, ep.alpha, t);
-                    else stage_box<__nv_bfloat16, BQ>(f, slot, h, ep.alpha, t);
+                    const bool bf = ctype == 2;
+                    if (tma_store == 2) bf ? stage_box_t<__nv_bfloat16, BQ>(f, slot, h, ep.alpha, t)
+                                           : stage_box_t<__half, BQ>(f, slot, h, ep.alpha, t);
+                    else bf ? stage_box<__nv_bfloat16, BQ>(f, slot, h, ep.alpha, t)
+                            : stage_box<__half, BQ>(f, slot, h, ep.alpha, t);
                     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
                     asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
                     if (t == 0) {
-                        tma_store_2d(&map_c, slot, int(q_base) + h * OUT_BOX, int(p_base));
+                        if (tma_store == 2) tma_store_2d(&map_c, slot, int(p_base), int(q_base) + h * OUT_BOX);
+                        else tma_store_2d(&map_c, slot, int(q_base) + h * OUT_BOX, int(p_base));
                         bulk_commit();
                     }
                 }
@@ -456,15 +463,17 @@ inline const char *refusal(const GemmF8 &f) {
                                   (f.scale_a_group == 128 && f.scale_b_group == 1)))
         return "block scales must be 1 x 128 on one operand and 128 x 128 on the other";
     if (f.g.m > 0x7fffffff || f.g.n > 0x7fffffff || f.g.k > 0x7fffffff) return "m, n and k must stay below 2^31";
-    // The kernel counts its tiles (pairs of 128-row tiles along n by 128-wide ones along m)
-    // in an int.
-    if (((f.g.n + 2 * BP - 1) / (2 * BP)) * ((f.g.m + BQ - 1) / BQ) > 0x7fffffff) return "more than 2^31 tiles";
+    // The kernel counts its tiles (pairs of 128-row tiles along n by 128-wide ones along m,
+    // or turned, along m by n) in an int.
+    if (((f.g.n + 2 * BP - 1) / (2 * BP)) * ((f.g.m + BQ - 1) / BQ) > 0x7fffffff ||
+        ((f.g.m + 2 * BP - 1) / (2 * BP)) * ((f.g.n + BQ - 1) / BQ) > 0x7fffffff)
+        return "more than 2^31 tiles";
     return nullptr;
 }
 
 template <int XT, int YT, bool SCALED, bool ROWP>
 Result launch(const GemmF8 &f, const Normal &nf, const CUtensorMap &mx, const CUtensorMap &my, const CUtensorMap &mc,
-              bool tma_store, const Scales &sc, int dev) {
+              int tma_store, const Scales &sc, int dev) {
     constexpr int SMEM = smem_bytes(SCALED);
     auto kern = kernel<XT, YT, SCALED, ROWP>;
     // Per device, once: the shared-memory opt-in and how many clusters fit at once.
@@ -498,16 +507,15 @@ Result launch(const GemmF8 &f, const Normal &nf, const CUtensorMap &mx, const CU
     cfg.stream = f.g.stream;
     const size_t cs = c_size(f.c_type);
     cudaError_t e = cudaLaunchKernelEx(&cfg, kern, mx, my, mc, nf.P, nf.Q, nf.K, make_epilogue(f.g, cs), f.c_type,
-                                       int(tma_store), sc);
+                                       tma_store, sc);
     if (e == cudaSuccess) e = cudaGetLastError();
     return e == cudaSuccess ? ok() : cuda_failed(e, "gemm rung wgmma_fp8: launch");
 }
 
+// X's and Y's formats (xt, yt: 1 E5M2, 0 E4M3) as kernel constants.
 template <bool SCALED, bool ROWP = false>
-Result by_formats(const GemmF8 &f, const Normal &nf, const CUtensorMap &mx, const CUtensorMap &my,
-                  const CUtensorMap &mc, bool ts, const Scales &sc, int dev) {
-    // X is op(B)^T, Y is op(A).
-    const int xt = f.b_e5m2 ? 1 : 0, yt = f.a_e5m2 ? 1 : 0;
+Result by_formats(const GemmF8 &f, const Normal &nf, int xt, int yt, const CUtensorMap &mx, const CUtensorMap &my,
+                  const CUtensorMap &mc, int ts, const Scales &sc, int dev) {
     if (xt == 0 && yt == 0) return launch<0, 0, SCALED, ROWP>(f, nf, mx, my, mc, ts, sc, dev);
     if (xt == 0) return launch<0, 1, SCALED, ROWP>(f, nf, mx, my, mc, ts, sc, dev);
     if (yt == 0) return launch<1, 0, SCALED, ROWP>(f, nf, mx, my, mc, ts, sc, dev);
@@ -536,27 +544,40 @@ inline Result run(const GemmF8 &f) {
         return not_supported("gemm rung wgmma_fp8 needs an sm_90 GPU (H100/H200) and sm_90a code in the build");
     if (!encode_fn()) return not_supported("gemm rung wgmma_fp8: the driver lacks cuTensorMapEncodeTiled");
 
-    // Both operands k-major on 16 bytes, in place or packed.
-    Prepared pr{};
-    r = prepare_f8(nf, f.g, &pr);
-    if (r.status != Status::Ok) return r;
-    CUtensorMap mx, my, mc{};
-    if (!encode_2d(&mx, CU_TENSOR_MAP_DATA_TYPE_UINT8, pr.X, cuuint64_t(nf.K), cuuint64_t(nf.P), cuuint64_t(pr.ldx),
-                   KE, BP, CU_TENSOR_MAP_L2_PROMOTION_L2_256B) ||
-        !encode_2d(&my, CU_TENSOR_MAP_DATA_TYPE_UINT8, pr.Y, cuuint64_t(nf.K), cuuint64_t(nf.Q), cuuint64_t(pr.ldy),
-                   KE, BQ / CLUSTER, CU_TENSOR_MAP_L2_PROMOTION_L2_256B))
-        return not_supported("gemm rung wgmma_fp8: the operands do not fit a TMA tensor map");
     // 16-bit C with beta == 0 on 16 bytes leaves through TMA stores.
+    CUtensorMap mx, my, mc{};
     const bool ts = f.c_type == 1   ? make_map_c<__half>(&mc, f.g, nf)
                     : f.c_type == 2 ? make_map_c<__nv_bfloat16>(&mc, f.g, nf)
                                     : false;
-    if (f.scale_a == nullptr) return by_formats<false>(f, nf, mx, my, mc, ts, Scales{}, dev);
-    // In the normal form p runs along op(B)'s columns (j) and q along op(A)'s rows (i).
+    // In the normal form q runs along op(A)'s rows, so 1 x 128 scales on op(A) would be 32
+    // per consumer thread at each promotion (2 along p). Such calls with TMA stores run
+    // turned instead: X = op(A), Y = op(B)^T, D = C column-major (tma_store 2).
+    const bool turned = f.scale_a != nullptr && f.scale_a_group == 1 && ts;
+    Normal nk = nf;
+    if (turned) {
+        nk.P = nf.Q, nk.Q = nf.P;
+        nk.X = nf.Y, nk.Y = nf.X;
+    }
+    // Both operands k-major on 16 bytes, in place or packed.
+    Prepared pr{};
+    r = prepare_f8(nk, f.g, &pr);
+    if (r.status != Status::Ok) return r;
+    if (!encode_2d(&mx, CU_TENSOR_MAP_DATA_TYPE_UINT8, pr.X, cuuint64_t(nk.K), cuuint64_t(nk.P), cuuint64_t(pr.ldx),
+                   KE, BP, CU_TENSOR_MAP_L2_PROMOTION_L2_256B) ||
+        !encode_2d(&my, CU_TENSOR_MAP_DATA_TYPE_UINT8, pr.Y, cuuint64_t(nk.K), cuuint64_t(nk.Q), cuuint64_t(pr.ldy),
+                   KE, BQ / CLUSTER, CU_TENSOR_MAP_L2_PROMOTION_L2_256B))
+        return not_supported("gemm rung wgmma_fp8: the operands do not fit a TMA tensor map");
+    const int a_t = f.a_e5m2 ? 1 : 0, b_t = f.b_e5m2 ? 1 : 0;
+    if (turned) {
+        const Scales sc{f.scale_a, f.scale_b, f.scale_a_ld, f.scale_b_ld, 1};
+        return by_formats<true, true>(f, nk, a_t, b_t, mx, my, mc, 2, sc, dev);
+    }
+    if (f.scale_a == nullptr) return by_formats<false>(f, nf, b_t, a_t, mx, my, mc, ts, Scales{}, dev);
     const bool rows_on_p = f.scale_b_group == 1;
     const Scales sc = rows_on_p ? Scales{f.scale_b, f.scale_a, f.scale_b_ld, f.scale_a_ld, 1}
                                 : Scales{f.scale_a, f.scale_b, f.scale_a_ld, f.scale_b_ld, 0};
-    return rows_on_p ? by_formats<true, true>(f, nf, mx, my, mc, ts, sc, dev)
-                     : by_formats<true, false>(f, nf, mx, my, mc, ts, sc, dev);
+    return rows_on_p ? by_formats<true, true>(f, nf, b_t, a_t, mx, my, mc, ts, sc, dev)
+                     : by_formats<true, false>(f, nf, b_t, a_t, mx, my, mc, ts, sc, dev);
 }
 
 }  // namespace fp8

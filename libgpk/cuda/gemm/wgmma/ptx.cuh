@@ -305,6 +305,13 @@ __device__ __forceinline__ void stmatrix_x4(uint32_t a, uint32_t r0, uint32_t r1
                  "r"(r2), "r"(r3)
                  : "memory");
 }
+// The same with each 8 x 8 matrix written turned: row i of the memory matrix takes
+// column i of the fragment's.
+__device__ __forceinline__ void stmatrix_x4_trans(uint32_t a, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(r0), "r"(r1),
+                 "r"(r2), "r"(r3)
+                 : "memory");
+}
 template <class T>
 __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
     typename Pair<T>::type v;
@@ -334,6 +341,28 @@ __device__ __forceinline__ void stage_box(const float (&d)[BQ / 2], uint32_t box
                     pack2<T>(alpha * d[4 * j + 2], alpha * d[4 * j + 3]),
                     pack2<T>(alpha * d[4 * j + 4], alpha * d[4 * j + 5]),
                     pack2<T>(alpha * d[4 * j + 6], alpha * d[4 * j + 7]));
+    }
+}
+
+// stage_box for a D stored column-major (p contiguous, the TMA store's box 64 p wide and
+// 64 q high): row q of the box holds the consumer's 64 rows, so the fragment's 8 x 8
+// matrices are written turned, each row of a matrix (one column of D, 8 of its rows) a
+// 16-byte chunk, in the same swizzle.
+template <class T, int BQ>
+__device__ __forceinline__ void stage_box_t(const float (&d)[BQ / 2], uint32_t box, int h, float alpha, int t) {
+    // Matrices 0 and 1 hold rows 0-7 and 8-15 of the warp's 16 (chunks 2 warp and
+    // 2 warp + 1 of a box row) in column block jj, 2 and 3 those of jj + 1.
+    const int warp = t / 32, lane = t % 32, m = lane >> 3;
+    const int chunk = warp * 2 + (m & 1);
+#pragma unroll
+    for (int jj = 0; jj < OUT_BOX / 8; jj += 2) {
+        const int j = h * (OUT_BOX / 8) + jj;
+        const int row = (jj + (m >> 1)) * 8 + (lane & 7);
+        const uint32_t a = box + row * ROW_BYTES + ((chunk ^ (row & 7)) << 4);
+        stmatrix_x4_trans(a, pack2<T>(alpha * d[4 * j], alpha * d[4 * j + 1]),
+                          pack2<T>(alpha * d[4 * j + 2], alpha * d[4 * j + 3]),
+                          pack2<T>(alpha * d[4 * j + 4], alpha * d[4 * j + 5]),
+                          pack2<T>(alpha * d[4 * j + 6], alpha * d[4 * j + 7]));
     }
 }
 
