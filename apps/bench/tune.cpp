@@ -5,8 +5,9 @@
 // "a16", or made odd, "u"; for reduce, x one element off 16 bytes):
 //   gemm          f32, tf32, f64, f16, bf16 x nn, nt, tn, tt x a16, u, at m x n x k =
 //                 128^3, 512^3, 1024^3, 2048^3, 4096^3, 8192^3 (powers of two),
-//                 1536^3, 3000^3, 5120^3, 6144^3, 7000^3 (not: where a tile's last
-//                 wave fills otherwise), 2560^2 x 640 and 8192^2 x 1024 (short k,
+//                 1536^3, 3000^3, 4608^3, 5120^3, 5632^3, 6144^3, 7000^3 (not: where a
+//                 tile's last wave fills otherwise, a tile's order changes between
+//                 neighbours 10 % apart), 2560^2 x 640 and 8192^2 x 1024 (short k,
 //                 partial waves), 12288 x 1024 x 1024 and 1024 x 12288 x 1024 (oblong),
 //                 1024^2 x 8192 (long k), 16 x 8192 x 8192 and 8192 x 16 x 8192
 //                 (skinny), 64 x 64 x 2^20 (a Gram product);
@@ -199,7 +200,8 @@ void add_gemm_like(std::vector<Point> &grid, int op, bool quick, const std::vect
         shapes = quick ? Shapes{{16, 16, 16}, {64, 48, 80}, {8, 96, 200}}
                        : Shapes{{128, 128, 128},    {512, 512, 512},     {1024, 1024, 1024}, {2048, 2048, 2048},
                                 {4096, 4096, 4096}, {8192, 8192, 8192},  {1536, 1536, 1536}, {3000, 3000, 3000},
-                                {5120, 5120, 5120}, {6144, 6144, 6144},  {7000, 7000, 7000},
+                                {4608, 4608, 4608}, {5120, 5120, 5120},  {5632, 5632, 5632}, {6144, 6144, 6144},
+                                {7000, 7000, 7000},
                                 {2560, 2560, 640},  {8192, 8192, 1024},  {12288, 1024, 1024}, {1024, 12288, 1024},
                                 {1024, 1024, 8192}, {16, 8192, 8192},    {8192, 16, 8192},   {64, 64, 1 << 20}};
     } else {
