@@ -22,26 +22,34 @@
 #include "../ladders.hpp"
 #include "tile_tuned.cuh"
 
+#include <type_traits>
+
 namespace gpk::cuda {
 namespace {
 
 // scripts/tune-transpose's pick on the H100: 64x64 tile, 256 threads
 // (32 across a 64-element line, 8 lines per pass), 8-byte loads and stores, rung 6's
 // tile order (down A's columns), one tile per block, unstaggered shared accesses.
+// 8-byte elements take the tiles across A's columns: down them, rectangular F64
+// transposes ran a few percent behind cublasDgeam, across them level or ahead
+// (docs/PERFORMANCE.md, section "Auto: transpose").
 using Pick = tile_tuned::Config<64, 64, 256, 8, 8>;
+using Pick8 = tile_tuned::Config<64, 64, 256, 8, 8, true>;
+template <class T>
+using PickOf = std::conditional_t<sizeof(T) == 8, Pick8, Pick>;
 
 constexpr const char *kUnaligned =
     "the pair accesses need A and B aligned to a pair of elements and even leading dimensions";
 
 template <class T>
 bool takes(const TransposeArgs &a) {
-    return tile_tuned::aligned<T, Pick>(a.A, a.lda, a.B, a.ldb);
+    return tile_tuned::aligned<T, PickOf<T>>(a.A, a.lda, a.B, a.ldb);
 }
 
 template <class T>
 gpk_status launch(gpk_context &ctx, const TransposeArgs &a) {
     if (!takes<T>(a)) return refuse(ctx, "transpose", "tile64_vec2", kUnaligned);
-    GPK_FORWARD_IF_ERROR(check(ctx, tile_tuned::launch<T, Pick>(a.A, a.lda, a.B, a.ldb, a.rows, a.cols, stream(ctx)),
+    GPK_FORWARD_IF_ERROR(check(ctx, tile_tuned::launch<T, PickOf<T>>(a.A, a.lda, a.B, a.ldb, a.rows, a.cols, stream(ctx)),
                                "launch of transpose_tile64_vec2 kernel"));
     return GPK_SUCCESS;
 }

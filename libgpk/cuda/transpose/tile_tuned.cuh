@@ -7,9 +7,11 @@
 // goes through shared memory as tile[jj][ii], padded to TI + 1 columns. Loads move
 // kLoadBytes along A's columns, stores kStoreBytes along B's columns (B = A^T), each
 // a vector of bytes / sizeof(T) elements. Blocks take the tiles of a 1-D grid down
-// A's columns (ti fastest). Interior tiles take an unchecked path (a uniform branch);
-// edge tiles check each vector and fall back to elements. Needs A, B aligned to the
-// vectors and leading dimensions that keep every vector aligned (aligned<>() below).
+// A's columns (ti fastest), or with JFirst across them (tj fastest: consecutive blocks
+// write consecutive parts of B's columns). Interior tiles take an unchecked path (a
+// uniform branch); edge tiles check each vector and fall back to elements. Needs A, B
+// aligned to the vectors and leading dimensions that keep every vector aligned
+// (aligned<>() below).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -18,10 +20,11 @@
 
 namespace gpk::cuda::tile_tuned {
 
-template <int TI_, int TJ_, int Threads_, int LoadBytes_, int StoreBytes_>
+template <int TI_, int TJ_, int Threads_, int LoadBytes_, int StoreBytes_, bool JFirst_ = false>
 struct Config {
     static constexpr int TI = TI_, TJ = TJ_, kThreads = Threads_, kLoadBytes = LoadBytes_,
                          kStoreBytes = StoreBytes_;
+    static constexpr bool kJFirst = JFirst_;
 };
 
 template <class T, int N>
@@ -111,7 +114,8 @@ __global__ void __launch_bounds__(C::kThreads)
 
     // One tile per block; a grid capped below the tile count loops over the rest.
     for (int64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
-        const int64_t tj = t / tiles_i, ti = t - tj * tiles_i;
+        const int64_t tj = C::kJFirst ? t % tiles_j : t / tiles_i;
+        const int64_t ti = C::kJFirst ? t / tiles_j : t - tj * tiles_i;
         load(ti, tj);
         to_shared();
         __syncthreads();
