@@ -39,11 +39,12 @@
 // are timed in turns, each turn in a random order (at least 5 calls each, more where
 // calls are short, up to 1 ms of them, at most 50), each timed call after an untimed
 // one where calls are short; the row lists them by median, fastest first -- save that
-// for gemm and
-// gemm_batched the vendor's rung goes first where it is within 3 % of the fastest:
-// the vendor's kernels hold their speed at the shapes between the grid's points, where
-// a rung of ours that led by less can fall behind by far (a last wave of its tiles
-// left nearly empty). A rung over 4x the best at a point where the best takes 200 us or more
+// for gemm and gemm_batched the vendor's rung goes first where it is within 3 % of the
+// fastest, and for transpose the ladder's default (the rung "auto" runs without a
+// table; cublas_geam is never auto's): these hold their speed at the shapes between
+// the grid's points, where a rung that led by less can fall behind by far (a last
+// wave of tiles left nearly empty; docs/PERFORMANCE.md, section "Auto: transpose").
+// A rung over 4x the best at a point where the best takes 200 us or more
 // (past launch overheads) is not timed at the points of its class at least as large in
 // every dimension: points are taken in order of size within a class.
 // The tuner times; correctness is the conformance suite's (tests/).
@@ -56,6 +57,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -76,7 +78,7 @@ const std::vector<size_t> kBatchedOperands = {2 * kMiB, 256 * kMiB};  // per ope
 constexpr double kHopeless = 4.0;                  // times the best: dropped
 constexpr double kPastOverheadUs = 200;            // best this long: drop for larger points
 constexpr double kLongCallUs = 1000;               // a hopeless rung's call this long: the same
-constexpr double kVendorWithin = 1.03;             // gemm: the vendor first within 3 %
+constexpr double kPreferredWithin = 1.03;          // the vendor (gemm) or default (transpose) first within 3 %
 
 // One point of the grid.
 struct Point {
@@ -439,11 +441,11 @@ struct Timed {
 };
 
 // The rungs of `names` (ladder indices) at point p but those in `skip`, fastest first
-// (the vendor's first within kVendorWithin for gemm); those hopeless past launch
-// overheads go to *hopeless.
+// (rung `preferred` first within kPreferredWithin, where it is not -1); those hopeless
+// past launch overheads go to *hopeless.
 std::vector<Timed> measure(Env &env, Timer &timer, const Arrays &m, const Point &p,
-                           const std::vector<std::string> &names, const std::set<int> &skip, std::set<int> *hopeless,
-                           std::mt19937 &draw, std::vector<std::string> *problems) {
+                           const std::vector<std::string> &names, const std::set<int> &skip, int preferred,
+                           std::set<int> *hopeless, std::mt19937 &draw, std::vector<std::string> *problems) {
     gpk_context *ctx = env.ctx;
     std::vector<Timed> probes;
     for (int r = 0; r < static_cast<int>(names.size()); ++r) {
@@ -496,12 +498,25 @@ std::vector<Timed> measure(Env &env, Timer &timer, const Arrays &m, const Point 
         for (const Timed &t : rows)
             if (t.us > kHopeless * rows.front().us && (rows.front().us >= kPastOverheadUs || t.us >= kLongCallUs))
                 hopeless->insert(t.rung);
-    // Index 0 is the vendor's rung on the CUDA backend.
-    const auto vendor = std::find_if(rows.begin(), rows.end(), [](const Timed &t) { return t.rung == 0; });
-    if ((p.op == GPK_OP_GEMM || p.op == GPK_OP_GEMM_BATCHED) && vendor != rows.end() &&
-        vendor->us <= kVendorWithin * rows.front().us)
-        std::rotate(rows.begin(), vendor, vendor + 1);
+    const auto pref = std::find_if(rows.begin(), rows.end(), [&](const Timed &t) { return t.rung == preferred; });
+    if (pref != rows.end() && pref->us <= kPreferredWithin * rows.front().us) std::rotate(rows.begin(), pref, pref + 1);
     return rows;
+}
+
+// The rung "auto" runs at p without a table (the ladder's default that takes the call),
+// or -1: the context loads `bare`, a table of its kind with no row, then the built-in one.
+int default_rung(Env &env, const Arrays &m, const Point &p, const std::vector<std::string> &names,
+                 const std::string &bare) {
+    gpk_context *ctx = env.ctx;
+    int found = -1;
+    if (gpk_load_tuning(ctx, bare.c_str()) == GPK_SUCCESS && gpk_set_variant(ctx, p.op, nullptr) == GPK_SUCCESS &&
+        call(ctx, m, p) == GPK_SUCCESS && gpk_synchronize(ctx) == GPK_SUCCESS) {
+        const char *ran = gpk_last_variant(ctx, p.op);
+        for (size_t i = 0; ran != nullptr && i < names.size(); ++i)
+            if (names[i] == ran) found = static_cast<int>(i);
+    }
+    gpk_load_tuning(ctx, nullptr);
+    return found;
 }
 
 std::string seconds_text(double s) {
@@ -596,7 +611,16 @@ int run_tune(Env &env, const TuneOptions &opt) {
     out << "date\t" << info.date << "\n";
     out << "timing\t" << (env.cuda ? "cuda events after a 256 MiB L2 flush" : "steady clock")
         << "; rungs in turns, a random order each; median of 5 to 50 calls; over 4x the best dropped; "
-           "gemm: the vendor first within 3% of the fastest\n";
+           "gemm: the vendor first within 3% of the fastest; transpose: the ladder's default\n";
+    // A table of this device's kind with no row, for default_rung.
+    std::string bare = (std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + std::string("/gpk-tune-XXXXXX");
+    if (env.cuda) {
+        const int fd = mkstemp(bare.data());
+        const std::string head = "gpk-tuning\t1\ndevice\t" + info.device + "\ncompute_capability\t" +
+                                 info.compute_capability + "\nsm_count\t" + std::to_string(info.sm_count) + "\n";
+        if (fd < 0 || write(fd, head.data(), head.size()) != static_cast<ssize_t>(head.size())) bare.clear();
+        if (fd >= 0) close(fd);
+    }
     out << "grid\tgpk-bench --tune" << (quick ? " (quick)" : "") << ", apps/bench/tune.cpp\n";
     out << "# op\tdtype\tmath\tlayout\talign\tshape\trungs, fastest first, with their median microseconds\n";
     if (!out) {
@@ -622,7 +646,13 @@ int run_tune(Env &env, const TuneOptions &opt) {
         std::set<int> skip, hopeless;
         for (const auto &[at, rungs] : hopeless_at[p.klass()])
             if (covers(p, at)) skip.insert(rungs.begin(), rungs.end());
-        const std::vector<Timed> rows = measure(env, timer, arrays, p, names[p.op], skip, &hopeless, draw, &problems);
+        // Index 0 is the vendor's rung on the CUDA backend.
+        const int preferred = p.op == GPK_OP_GEMM || p.op == GPK_OP_GEMM_BATCHED ? 0
+                              : p.op == GPK_OP_TRANSPOSE && env.cuda && !bare.empty()
+                                  ? default_rung(env, arrays, p, names[p.op], bare)
+                                  : -1;
+        const std::vector<Timed> rows =
+            measure(env, timer, arrays, p, names[p.op], skip, preferred, &hopeless, draw, &problems);
         if (!hopeless.empty()) hopeless_at[p.klass()].emplace_back(p, hopeless);
         std::string line = p.klass() + "\t" + p.shape() + "\t";
         for (size_t i = 0; i < rows.size(); ++i) {
@@ -652,6 +682,7 @@ int run_tune(Env &env, const TuneOptions &opt) {
     if (tty) std::printf("\n");
 
     out.close();
+    if (env.cuda && !bare.empty()) std::remove(bare.c_str());
     const double total = seconds_since(t0);
     std::printf("gpk-bench --tune: %zu rows in %s (", lines.size(), seconds_text(total).c_str());
     bool first = true;
