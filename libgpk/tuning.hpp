@@ -1,7 +1,8 @@
 // "auto" by measurement: tuning tables.
 //
 // "auto" runs, for each call, the rung measured fastest for calls like it on a GPU of
-// the context's kind (for gemm, the vendor's where it measured within 3 % of that).
+// the context's kind (for gemm, the vendor's where it measured within 3 % of that; for
+// transpose, the ladder's default).
 // What was measured is a table, a text file that gpk-bench writes (`gpk-bench --tune
 // FILE`) on the GPU at hand:
 //
@@ -22,8 +23,8 @@
 // alignment class) and its shape, then the rungs that ran there in the order "auto"
 // prefers them, the vendor's included, each with its median time in microseconds
 // (informative; a rung may be named alone). gpk-bench orders them fastest first, save
-// that for gemm it puts the vendor's first where it is within 3 % of the fastest
-// (apps/bench/tune.cpp says why). Rungs that could not take the call, or were dropped
+// that for gemm it puts the vendor's first where it is within 3 % of the fastest, and
+// for transpose the ladder's default (apps/bench/tune.cpp says why). Rungs that could not take the call, or were dropped
 // from the timing as hopeless (over 4x the best), are not listed.
 //
 //   op      gemm, gemm_batched, reduce, transpose, pi

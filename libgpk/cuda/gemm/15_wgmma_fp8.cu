@@ -29,11 +29,12 @@
 //   per-row side runs along the tile's rows (p: two per thread at each promotion) or
 //   its columns (q: 32 per thread), a constant of the kernel (ROWP). A column-major call
 //   with 1 x 128 scales on op(A) would have them along q; where its C leaves through
-//   TMA stores it runs turned, op(A) as X, and the stores write D column-major. A second warp of the producer
-//   warpgroup copies each stage's scales into shared memory beside it (cp.async) and, two
-//   stages later, multiplies them into the 128 products of the stage, laid out in the
-//   order the consumers read them (32 per thread per column of D in four 16-byte loads,
-//   two per row), then completes the stage's barrier with the TMA bytes.
+//   TMA stores it runs turned, op(A) as X, and the stores write D column-major. A
+//   second warp of the producer warpgroup copies each stage's scales into shared
+//   memory beside it (cp.async) and, two stages later, multiplies them into the 128
+//   products of the stage, laid out in the order the consumers read them (32 per
+//   thread per column of D in four 16-byte loads, two per row), then completes the
+//   stage's barrier with the TMA bytes.
 //
 // gpk-arch: 90a, the target of wgmma, setmaxnreg, clusters and TMA: the kernel body
 // exists only in sm_90a code, and the launcher answers NOT_SUPPORTED on any other GPU or binary.
@@ -117,8 +118,8 @@ __device__ __forceinline__ void next_stage(int &stage, uint32_t &phase, int n) {
 // D (P x Q) = X (P x K) Y^T (Q x K), both k-major FP8 through their tensor maps; the
 // epilogue writes C (ctype 0 F32, 1 F16, 2 BF16) through the vector path (tma_store 0)
 // or TMA stores through map_c, D row-major (1: q contiguous, the normal form's D = C^T)
-// or column-major (2: p contiguous, the turned form's D = C). ROWP (block-scaled only): the per-row scales run along p (sc.rows_on_p), a
-// constant of the kernel because both forms' promotions in one kernel spill.
+// or column-major (2: p contiguous, the turned form's D = C). ROWP: the block scales'
+// per-row side runs along p (a constant: both promotions in one kernel spill).
 template <int XT, int YT, bool SCALED, bool ROWP = false>
 __global__ void __launch_bounds__(THREADS, 1)
     kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_y,
