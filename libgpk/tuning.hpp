@@ -24,8 +24,9 @@
 // prefers them, the vendor's included, each with its median time in microseconds
 // (informative; a rung may be named alone). gpk-bench orders them fastest first, save
 // that for gemm it puts the vendor's first where it is within 3 % of the fastest, and
-// for transpose the ladder's default (apps/bench/tune.cpp says why). Rungs that could not take the call, or were dropped
-// from the timing as hopeless (over 4x the best), are not listed.
+// for transpose the ladder's default (apps/bench/tune.cpp says why). Rungs that could
+// not take the call, or were dropped from the timing as hopeless (over 4x the best),
+// are not listed.
 //
 //   op      gemm, gemm_batched, reduce, transpose, pi
 //   dtype   f32 f64 f16 bf16 (gemm, gemm_batched); also i32 i64 (reduce, transpose);

@@ -632,6 +632,7 @@ int run_tune(Env &env, const TuneOptions &opt) {
     std::map<std::string, std::vector<std::pair<Point, std::set<int>>>> hopeless_at;
     std::map<int, double> op_seconds;
     std::map<int, std::vector<std::string>> names;
+    std::map<std::string, int> default_of;  // by class: default_rung's answer
     const bool tty = isatty(STDOUT_FILENO);
     size_t done = 0, next_report = 0;
     for (const Point &p : grid) {
@@ -646,11 +647,14 @@ int run_tune(Env &env, const TuneOptions &opt) {
         std::set<int> skip, hopeless;
         for (const auto &[at, rungs] : hopeless_at[p.klass()])
             if (covers(p, at)) skip.insert(rungs.begin(), rungs.end());
-        // Index 0 is the vendor's rung on the CUDA backend.
-        const int preferred = p.op == GPK_OP_GEMM || p.op == GPK_OP_GEMM_BATCHED ? 0
-                              : p.op == GPK_OP_TRANSPOSE && env.cuda && !bare.empty()
-                                  ? default_rung(env, arrays, p, names[p.op], bare)
-                                  : -1;
+        // Index 0 is the vendor's rung on the CUDA backend. The default depends on the
+        // class (dtype, alignment), not the shape: asked once per class.
+        int preferred = p.op == GPK_OP_GEMM || p.op == GPK_OP_GEMM_BATCHED ? 0 : -1;
+        if (p.op == GPK_OP_TRANSPOSE && env.cuda && !bare.empty()) {
+            const auto known = default_of.find(p.klass());
+            preferred = known != default_of.end() ? known->second
+                                                  : default_of[p.klass()] = default_rung(env, arrays, p, names[p.op], bare);
+        }
         const std::vector<Timed> rows =
             measure(env, timer, arrays, p, names[p.op], skip, preferred, &hopeless, draw, &problems);
         if (!hopeless.empty()) hopeless_at[p.klass()].emplace_back(p, hopeless);

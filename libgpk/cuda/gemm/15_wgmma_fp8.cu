@@ -406,11 +406,8 @@ __global__ void __launch_bounds__(THREADS, 1)
                     // The slot is free once the store that last read it has.
                     if (t == 0) bulk_wait_read<SLOTS - 1>();
                     asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-                    const bool bf = ctype == 2;
-                    if (tma_store == 2) bf ? stage_box_t<__nv_bfloat16, BQ>(f, slot, h, ep.alpha, t)
-                                           : stage_box_t<__half, BQ>(f, slot, h, ep.alpha, t);
-                    else bf ? stage_box<__nv_bfloat16, BQ>(f, slot, h, ep.alpha, t)
-                            : stage_box<__half, BQ>(f, slot, h, ep.alpha, t);
+                    if (ctype == 1) stage_box<__half, BQ>(f, slot, h, ep.alpha, t, tma_store == 2);
+                    else stage_box<__nv_bfloat16, BQ>(f, slot, h, ep.alpha, t, tma_store == 2);
                     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
                     asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
                     if (t == 0) {

@@ -300,17 +300,18 @@ template <int pending = 0>
 __device__ __forceinline__ void bulk_wait_read() {
     asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(pending) : "memory");
 }
-__device__ __forceinline__ void stmatrix_x4(uint32_t a, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
-    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(r0), "r"(r1),
-                 "r"(r2), "r"(r3)
-                 : "memory");
-}
-// The same with each 8 x 8 matrix written turned: row i of the memory matrix takes
-// column i of the fragment's.
-__device__ __forceinline__ void stmatrix_x4_trans(uint32_t a, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
-    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(r0), "r"(r1),
-                 "r"(r2), "r"(r3)
-                 : "memory");
+// Four 8 x 8 matrices of 16-bit elements from the fragment layout; turned (.trans), row i
+// of each memory matrix takes column i of the fragment's.
+__device__ __forceinline__ void stmatrix_x4(uint32_t a, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3,
+                                            bool turned = false) {
+    if (turned)
+        asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(r0),
+                     "r"(r1), "r"(r2), "r"(r3)
+                     : "memory");
+    else
+        asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(r0), "r"(r1),
+                     "r"(r2), "r"(r3)
+                     : "memory");
 }
 template <class T>
 __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
@@ -327,42 +328,25 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
 // reads: 16-byte chunk j of row r lies at chunk j ^ (r % 8), so the eight rows one
 // fragment store covers fall in eight different chunks (all 32 banks).
 template <class T, int BQ>
-__device__ __forceinline__ void stage_box(const float (&d)[BQ / 2], uint32_t box, int h, float alpha, int t) {
+__device__ __forceinline__ void stage_box(const float (&d)[BQ / 2], uint32_t box, int h, float alpha, int t,
+                                          bool turned = false) {
     // stmatrix writes four 8 x 8 matrices of the fragment layout per instruction, one
     // 16-byte row of each from the address of lane 8 m + i: matrices 0 and 1 are rows
     // 0-7 and 8-15 of the warp's 16 rows in column block jj, 2 and 3 those of jj + 1.
+    // Turned (D stored column-major, the box 64 rows wide and 64 columns high), box row
+    // c holds column c's 64 rows, and each matrix row (8 rows of one column) is a chunk.
     const int warp = t / 32, lane = t % 32, m = lane >> 3;
     const int row = warp * 16 + (m & 1) * 8 + (lane & 7);
 #pragma unroll
     for (int jj = 0; jj < OUT_BOX / 8; jj += 2) {
         const int j = h * (OUT_BOX / 8) + jj;
-        const uint32_t a = box + row * ROW_BYTES + (((jj + (m >> 1)) ^ (row & 7)) << 4);
+        const int r = turned ? (jj + (m >> 1)) * 8 + (lane & 7) : row;
+        const int chunk = turned ? warp * 2 + (m & 1) : jj + (m >> 1);
+        const uint32_t a = box + r * ROW_BYTES + ((chunk ^ (r & 7)) << 4);
         stmatrix_x4(a, pack2<T>(alpha * d[4 * j], alpha * d[4 * j + 1]),
                     pack2<T>(alpha * d[4 * j + 2], alpha * d[4 * j + 3]),
                     pack2<T>(alpha * d[4 * j + 4], alpha * d[4 * j + 5]),
-                    pack2<T>(alpha * d[4 * j + 6], alpha * d[4 * j + 7]));
-    }
-}
-
-// stage_box for a D stored column-major (p contiguous, the TMA store's box 64 p wide and
-// 64 q high): row q of the box holds the consumer's 64 rows, so the fragment's 8 x 8
-// matrices are written turned, each row of a matrix (one column of D, 8 of its rows) a
-// 16-byte chunk, in the same swizzle.
-template <class T, int BQ>
-__device__ __forceinline__ void stage_box_t(const float (&d)[BQ / 2], uint32_t box, int h, float alpha, int t) {
-    // Matrices 0 and 1 hold rows 0-7 and 8-15 of the warp's 16 (chunks 2 warp and
-    // 2 warp + 1 of a box row) in column block jj, 2 and 3 those of jj + 1.
-    const int warp = t / 32, lane = t % 32, m = lane >> 3;
-    const int chunk = warp * 2 + (m & 1);
-#pragma unroll
-    for (int jj = 0; jj < OUT_BOX / 8; jj += 2) {
-        const int j = h * (OUT_BOX / 8) + jj;
-        const int row = (jj + (m >> 1)) * 8 + (lane & 7);
-        const uint32_t a = box + row * ROW_BYTES + ((chunk ^ (row & 7)) << 4);
-        stmatrix_x4_trans(a, pack2<T>(alpha * d[4 * j], alpha * d[4 * j + 1]),
-                          pack2<T>(alpha * d[4 * j + 2], alpha * d[4 * j + 3]),
-                          pack2<T>(alpha * d[4 * j + 4], alpha * d[4 * j + 5]),
-                          pack2<T>(alpha * d[4 * j + 6], alpha * d[4 * j + 7]));
+                    pack2<T>(alpha * d[4 * j + 6], alpha * d[4 * j + 7]), turned);
     }
 }
 
